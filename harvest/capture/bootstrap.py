@@ -1,0 +1,206 @@
+"""Child side of a capture: install hooks, run the target script, write every Inductor module as it appears.
+
+Run by harvest.capture.runner as `python -m harvest.capture.bootstrap CAPTURE_DIR MODE SM -- target.py args...`.
+It writes, as soon as each thing happens (so a crash or a timeout loses nothing already seen):
+
+  CAPTURE_DIR/graph_NNN.py     the wrapper module source, as Inductor produced it
+  CAPTURE_DIR/events.jsonl     one JSON object a line: env, graph, artifact, winners, exit
+
+Lines on stderr that start with "[harvest] " are progress for the parent to show.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import runpy
+import sys
+import traceback
+from pathlib import Path
+
+PROGRESS = "[harvest] "
+
+
+class EventLog:
+    def __init__(self, capture_dir: Path):
+        self.dir = capture_dir
+        self.path = capture_dir / "events.jsonl"
+        self.graphs = 0
+
+    def write(self, event: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(event, sort_keys=True) + "\n")
+
+    def graph(self, source: str, compile_id: str) -> None:
+        index = self.graphs
+        self.graphs += 1
+        (self.dir / f"graph_{index:03d}.py").write_text(source, encoding="utf-8")
+        aot_id = ""
+        first = source.split("\n", 1)[0]
+        if first.startswith("# AOT ID: ['") and first.endswith("']"):
+            aot_id = first[len("# AOT ID: ['") : -2]
+        self.write({"event": "graph", "index": index, "aot_id": aot_id, "compile_id": compile_id})
+        kernels = source.count("async_compile.triton(")
+        progress(f"captured graph {index} ({aot_id or 'unknown'}, compile {compile_id or '?'}): {kernels} Triton kernels")
+
+
+def progress(message: str) -> None:
+    print(PROGRESS + message, file=sys.stderr, flush=True)
+
+
+def current_compile_id() -> str:
+    import torch
+
+    trace_id = torch._guards.CompileContext.current_trace_id()
+    if trace_id is None or trace_id.compile_id is None:
+        return ""
+    cid = trace_id.compile_id
+    text = f"{cid.frame_id}/{cid.frame_compile_id}"
+    if getattr(cid, "compiled_autograd_id", None) is not None:
+        text = f"!{cid.compiled_autograd_id}/" + text
+    return text
+
+
+class TraceArtifacts(logging.Handler):
+    """Collects provenance artifacts from the structured trace log (torch.__trace)."""
+
+    NAMES = ("inductor_provenance_tracking_node_mappings", "inductor_provenance_tracking_kernel_stack_traces")
+
+    def __init__(self, log: EventLog):
+        super().__init__(level=logging.DEBUG)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None) or {}
+        artifact = metadata.get("artifact") if isinstance(metadata, dict) else None
+        if not isinstance(artifact, dict) or artifact.get("name") not in self.NAMES:
+            return
+        payload = getattr(record, "payload", None)
+        try:
+            value = json.loads(payload) if payload else None
+        except ValueError:
+            value = None
+        # Artifacts follow the graph they describe, so they belong to the last captured graph.
+        self.log.write({"event": "artifact", "name": artifact["name"], "graph": self.log.graphs - 1, "value": value})
+
+
+def install_hooks(log: EventLog) -> None:
+    import torch
+    import torch._inductor.config as inductor_config
+    from torch._inductor.graph import GraphLowering
+
+    inductor_config.force_disable_caches = True
+    if hasattr(inductor_config, "trace") and hasattr(inductor_config.trace, "provenance_tracking_level"):
+        inductor_config.trace.provenance_tracking_level = 1
+
+    def save_output_code(code: str) -> None:
+        log.graph(code, current_compile_id())
+
+    GraphLowering.save_output_code = staticmethod(save_output_code)  # type: ignore[assignment]
+
+    trace_log = logging.getLogger("torch.__trace")
+    trace_log.addHandler(TraceArtifacts(log))
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.propagate = False
+    del torch
+
+
+def setup_cpu_triton(sm: int) -> None:
+    """Inductor's CPU Triton path: real Triton source, run by the interpreter, for an offline GPU target."""
+    import torch._inductor.config as inductor_config
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.driver import CudaDriver
+    from triton.runtime import driver
+
+    from harvest.interpret_shim import install
+
+    class OfflineCudaDriver(CudaDriver):
+        """A driver that names a GPU target without touching a GPU."""
+
+        def __init__(self) -> None:  # CudaDriver.__init__ loads libcuda; there is none here
+            pass
+
+        def get_current_target(self) -> GPUTarget:
+            return GPUTarget("cuda", sm, 32)
+
+        @classmethod
+        def is_active(cls) -> bool:
+            return True
+
+    inductor_config.cpu_backend = "triton"
+    driver.set_active(OfflineCudaDriver())
+    install()
+
+
+def record_winners(log: EventLog) -> None:
+    """The autotuner's pick for every kernel Inductor loaded (block sizes, warps, stages)."""
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    except ImportError:
+        return
+    winners: dict[str, dict] = {}
+    modules = list(getattr(PyCodeCache, "modules", [])) + list(getattr(PyCodeCache, "modules_no_attr", {}).values())
+    for module in modules:
+        for name, value in vars(module).items():
+            if not isinstance(value, CachingAutotuner):
+                continue
+            launchers = getattr(value, "launchers", [])
+            if len(launchers) == 1:
+                config, chosen_by = launchers[0].config, "autotune"
+            elif getattr(value, "triton_interpret", False) and value.configs:
+                config, chosen_by = value.configs[0], "interpreter (runs the first config)"
+            else:
+                continue
+            winners[name] = {
+                "chosen_by": chosen_by,
+                "kwargs": {k: v for k, v in config.kwargs.items() if isinstance(v, int)},
+                "num_warps": int(config.num_warps),
+                "num_stages": int(config.num_stages),
+            }
+    log.write({"event": "winners", "winners": dict(sorted(winners.items()))})
+
+
+def main(argv: list[str]) -> int:
+    capture_dir, mode, sm, sep, target, *target_args = argv
+    assert sep == "--", argv
+    log = EventLog(Path(capture_dir))
+    sys.argv = [target, *target_args]
+    sys.path.insert(0, str(Path(target).resolve().parent))
+
+    import torch
+
+    use_cuda = mode == "cuda" or (mode == "auto" and torch.cuda.is_available())
+    if not use_cuda:
+        setup_cpu_triton(int(sm))
+    import triton
+
+    gpu = torch.cuda.get_device_name() if use_cuda else ""
+    log.write({
+        "event": "env", "mode": "cuda" if use_cuda else "cpu-triton", "sm": int(sm), "gpu": gpu,
+        "torch": torch.__version__, "triton": triton.__version__,
+    })
+    progress("running on " + (f"CUDA ({gpu})" if use_cuda else f"CPU: Inductor's Triton backend, Triton interpreter, offline target sm_{sm}"))
+    install_hooks(log)
+
+    status, code, error = "ok", 0, ""
+    try:
+        runpy.run_path(target, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        status = "exit"
+        if exc.code is not None and not isinstance(exc.code, int):
+            error = str(exc.code)
+    except BaseException as exc:  # the target's own failure: report it, keep what was captured
+        status, code = "raised", 1
+        error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-12:])
+    try:
+        record_winners(log)
+    finally:
+        log.write({"event": "exit", "status": status, "code": code, "error": error})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

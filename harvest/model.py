@@ -1,0 +1,205 @@
+"""The typed model every stage shares: what a captured Inductor module contains.
+
+All classes are frozen dataclasses of plain values (str, int, tuples, dicts of plain values), so a model can be
+compared, hashed into the manifest, and turned into JSON with `dataclasses.asdict`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+KernelKind = Literal["pointwise", "reduction", "persistent_reduction", "template", "foreach", "user", "other"]
+GraphRole = Literal["inference", "forward", "backward", "unknown"]
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    """Shape, stride and dtype of a tensor. Sizes are ints, or strings for symbols (`s0`, `ks0`, `2*s0`)."""
+
+    shape: tuple[int | str, ...]
+    stride: tuple[int | str, ...]
+    dtype: str  # torch dtype name without the module: "float32", "bfloat16", "int64", "bool"
+    device: str = ""  # "cuda", "cpu", "" when unknown
+
+    @property
+    def is_symbolic(self) -> bool:
+        return any(isinstance(s, str) for s in self.shape + self.stride)
+
+
+@dataclass(frozen=True)
+class FxNode:
+    """One line of a kernel's `# Graph fragment:` comment.
+
+    `%pow_1 : Tensor "f32[100, 100][100, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.pow.Tensor_Scalar](args = (%arg0_1, 2), kwargs = {})`
+    """
+
+    name: str  # "pow_1"
+    op: str  # "call_function", "placeholder" (PlaceHolder), "get_attr", "output"
+    target: str  # "aten.pow.Tensor_Scalar"; for placeholders the placeholder's name
+    args: str  # the raw text inside `args = (...)`, without the outer parentheses
+    kwargs: str  # the raw text inside `kwargs = {...}`, without the braces
+    meta: TensorMeta | None = None
+    num_users: int | None = None
+
+
+@dataclass(frozen=True)
+class KernelComment:
+    """The comment block Inductor writes above each kernel definition (empty fields when the torch version lacks them)."""
+
+    source_nodes: tuple[str, ...] = ()  # "Topologically Sorted Source Nodes: [square, square_1]" (2.4: "Source Nodes")
+    aten_ops: tuple[str, ...] = ()  # "Original ATen: [aten.pow]"
+    node_to_aten: tuple[tuple[str, tuple[str, ...]], ...] = ()  # "square => pow_1" -> ("square", ("pow_1",))
+    fragment: tuple[FxNode, ...] = ()  # "# Graph fragment:" lines, in order
+    fragment_return: tuple[str, ...] = ()  # names after "return" in the fragment (the kernel's stored nodes)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One `name = async_compile.triton('name', '''source''', device_str=...)` definition."""
+
+    name: str  # "triton_poi_fused_add_pow_0"
+    source: str  # the Triton module source, exactly as Inductor wrote it
+    kind: KernelKind
+    device_str: str  # "cuda" / "cpu"
+    size_hints: dict[str, int] = field(default_factory=dict)  # {"x": 16384, "r0_": 1024}; 2.4 lists become x/y/z
+    signature: dict[str, str] = field(default_factory=dict)  # param -> "*fp32" | "i32" | "constexpr"
+    constants: dict[str, Any] = field(default_factory=dict)  # triton_meta["constants"]
+    configs: tuple[dict[str, Any], ...] = ()  # triton_meta["configs"] with keys as strings "(1,)" for JSON
+    inductor_meta: dict[str, Any] = field(default_factory=dict)
+    heuristic: str = ""  # decorator name: "pointwise", "reduction", "persistent_reduction", "template", ...
+    heuristic_args: dict[str, Any] = field(default_factory=dict)  # other decorator kwargs (reduction_hint, ...)
+    comment: KernelComment = field(default_factory=KernelComment)
+    standalone_reason: str | None = None  # why it cannot become a standalone module; None when it can
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Kernel parameters in order (constexpr block sizes included)."""
+        return tuple(self.signature)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A tensor the wrapper's call() binds to a name: a graph input, an allocation, or a view of another buffer."""
+
+    name: str  # "arg0_1", "primals_1", "buf0"
+    meta: TensorMeta
+    origin: Literal["input", "empty", "view", "other"]
+    base: str | None = None  # for views: the buffer it reinterprets
+    offset: int | str = 0  # for views: storage offset in elements
+    input_index: int | None = None  # position in call(args) for inputs
+
+
+@dataclass(frozen=True)
+class LaunchArg:
+    """One argument of a kernel launch, bound to the kernel parameter at the same position."""
+
+    param: str  # kernel parameter name ("in_ptr0", "xnumel")
+    expr: str  # the call site's source text ("arg0_1", "buf0", "100000000", "ks0", "s0*s1")
+    buffer: str | None = None  # buffer name when expr names (or views) a tensor
+    value: int | None = None  # integer value when expr is a literal
+
+
+@dataclass(frozen=True)
+class Launch:
+    """`kernel.run(args..., stream=...)` inside the wrapper's call() (or a graph partition)."""
+
+    kernel: str
+    args: tuple[LaunchArg, ...]
+    order: int  # position among all launches of the graph
+    function: str = "call"  # "call", "Runner.call", "partition_0", ...
+    grid: str = ""  # explicit grid text for torch versions that pass it (2.4 `grid=grid(n)`), else ""
+
+
+@dataclass(frozen=True)
+class ExternCall:
+    """A call that is not a Triton kernel: `extern_kernels.mm(buf0, arg1_1, out=buf1)`, aten fallbacks, ..."""
+
+    op: str  # "extern_kernels.mm", "aten.convolution.default", "torch.ops.aten.native_dropout.default"
+    args: tuple[str, ...]  # source text of each positional argument
+    out: str | None  # buffer written (out= or the assigned name)
+    order: int  # position among launches and extern calls of the graph
+    function: str = "call"
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One captured Inductor wrapper module (one output_code.py)."""
+
+    name: str  # stable id within a capture: "g0_inference", "g1_forward", "g2_backward"
+    role: GraphRole
+    kernels: tuple[Kernel, ...]
+    launches: tuple[Launch, ...]
+    buffers: dict[str, Buffer]
+    inputs: tuple[str, ...]  # call(args) names in order
+    outputs: tuple[str, ...]  # names returned by call()
+    externs: tuple[ExternCall, ...] = ()
+    symbols: tuple[str, ...] = ()  # size symbols the graph binds (s0, ks0, ...)
+    aot_id: str = ""  # "0_inference" from the "# AOT ID:" header
+    unparsed: tuple[str, ...] = ()  # statements of call() the parser did not understand (kept for the report)
+
+    def kernel(self, name: str) -> Kernel:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def launches_of(self, kernel: str) -> tuple[Launch, ...]:
+        return tuple(launch for launch in self.launches if launch.kernel == kernel)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the torch version told us about where a kernel came from (empty when it told us nothing)."""
+
+    fx_nodes: tuple[str, ...] = ()  # post-grad FX nodes the kernel holds
+    pre_grad_nodes: tuple[str, ...] = ()  # pre-grad nodes those came from
+    stack_traces: tuple[str, ...] = ()  # user source lines: "examples/model.py:12 in forward: x = self.ln(x)"
+
+
+@dataclass(frozen=True)
+class AutotuneWinner:
+    """The config Inductor's autotuner picked for a kernel at run time."""
+
+    kwargs: dict[str, int]  # {"XBLOCK": 1024} / {"XBLOCK": 1, "R0_BLOCK": 512}
+    num_warps: int
+    num_stages: int
+    chosen_by: str = "autotune"  # or "interpreter (runs the first config)" on the CPU path
+
+
+@dataclass(frozen=True)
+class CapturedGraph:
+    """One wrapper module as the capture child saw it, before parsing."""
+
+    index: int  # order of capture (0, 1, 2...)
+    aot_id: str  # "0_inference", "1_forward", "1_backward"; "" when unknown
+    compile_id: str  # dynamo compile id "0/0", "1/0"; "" when unknown
+    source: str  # output_code.py text (kernel-path comments normalised, see capture)
+    provenance: dict[str, Any] = field(default_factory=dict)  # raw provenance artifacts by name
+    winners: dict[str, AutotuneWinner] = field(default_factory=dict)  # kernel name -> autotune winner
+
+    @property
+    def role(self) -> GraphRole:
+        for role in ("inference", "forward", "backward"):
+            if self.aot_id.endswith(role):
+                return role  # type: ignore[return-value]
+        return "unknown"
+
+    @property
+    def name(self) -> str:
+        """Stable directory name: g<index>_<role>."""
+        return f"g{self.index}_{self.role}"
+
+
+@dataclass(frozen=True)
+class Capture:
+    """Everything one run of a target produced."""
+
+    target: str  # as the user gave it
+    command: tuple[str, ...]  # argv after the target
+    device: str  # "cuda" or "cpu (Triton interpreter, offline target sm_90)"
+    torch_version: str
+    triton_version: str
+    gpu_name: str  # "NVIDIA H200" or ""
+    graphs: tuple[CapturedGraph, ...]
+    mode: Literal["cuda", "cpu-triton", "artifact"]
