@@ -133,32 +133,40 @@ def setup_cpu_triton(sm: int) -> None:
     install()
 
 
+AUTOTUNERS: list = []
+
+
+def track_autotuners() -> None:
+    """Remember every kernel object Inductor creates, to read its autotune winner when the target ends."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    original_init = CachingAutotuner.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        AUTOTUNERS.append(self)
+
+    CachingAutotuner.__init__ = init  # type: ignore[method-assign]
+
+
 def record_winners(log: EventLog) -> None:
-    """The autotuner's pick for every kernel Inductor loaded (block sizes, warps, stages)."""
-    try:
-        from torch._inductor.codecache import PyCodeCache
-        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-    except ImportError:
-        return
+    """The config each kernel ran with: the autotuner's pick (block sizes, warps, stages)."""
     winners: dict[str, dict] = {}
-    modules = list(getattr(PyCodeCache, "modules", [])) + list(getattr(PyCodeCache, "modules_no_attr", {}).values())
-    for module in modules:
-        for name, value in vars(module).items():
-            if not isinstance(value, CachingAutotuner):
-                continue
-            launchers = getattr(value, "launchers", [])
-            if len(launchers) == 1:
-                config, chosen_by = launchers[0].config, "autotune"
-            elif getattr(value, "triton_interpret", False) and value.configs:
-                config, chosen_by = value.configs[0], "interpreter (runs the first config)"
-            else:
-                continue
-            winners[name] = {
-                "chosen_by": chosen_by,
-                "kwargs": {k: v for k, v in config.kwargs.items() if isinstance(v, int)},
-                "num_warps": int(config.num_warps),
-                "num_stages": int(config.num_stages),
-            }
+    for tuner in AUTOTUNERS:
+        name = (getattr(tuner, "inductor_meta", None) or {}).get("kernel_name") or getattr(tuner.fn, "__name__", "")
+        launchers = getattr(tuner, "launchers", None) or []
+        if len(launchers) == 1:
+            config, chosen_by = launchers[0].config, "autotune"
+        elif getattr(tuner, "triton_interpret", False) and tuner.configs:
+            config, chosen_by = tuner.configs[0], "interpreter (runs the first config)"
+        else:
+            continue
+        winners[name] = {
+            "chosen_by": chosen_by,
+            "kwargs": {k: v for k, v in config.kwargs.items() if isinstance(v, int)},
+            "num_warps": int(config.num_warps),
+            "num_stages": int(config.num_stages),
+        }
     log.write({"event": "winners", "winners": dict(sorted(winners.items()))})
 
 
@@ -183,6 +191,7 @@ def main(argv: list[str]) -> int:
     })
     progress("running on " + (f"CUDA ({gpu})" if use_cuda else f"CPU: Inductor's Triton backend, Triton interpreter, offline target sm_{sm}"))
     install_hooks(log)
+    track_autotuners()
 
     status, code, error = "ok", 0, ""
     try:

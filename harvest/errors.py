@@ -1,0 +1,58 @@
+"""One base error; one subclass per kind of failure, each with its own exit code.
+
+User-facing messages say what was wrong, with the offending value, and what to do. The CLI prints one line
+(no traceback unless --debug) and exits with `exit_code`.
+"""
+
+from __future__ import annotations
+
+
+class HarvestError(Exception):
+    """Base of every error harvest reports to a user."""
+
+    exit_code = 1
+
+
+class UsageError(HarvestError):
+    """Bad command-line input: missing target, wrong file type, unknown option value."""
+
+    exit_code = 2
+
+
+class TargetError(HarvestError):
+    """The target script failed: syntax error, exception, non-zero sys.exit."""
+
+    exit_code = 3
+
+
+class NoGraphsError(HarvestError):
+    """The target ran but torch.compile produced no Inductor graph."""
+
+    exit_code = 4
+
+
+class TimeoutError_(HarvestError):
+    """The target ran past --timeout."""
+
+    exit_code = 5
+
+
+class ParseError(HarvestError):
+    """An output_code.py (or debug dir / trace log) that harvest cannot read."""
+
+    exit_code = 6
+
+
+class OutputError(HarvestError):
+    """The output directory cannot be written, or holds files harvest will not overwrite."""
+
+    exit_code = 7
+
+
+class GateError(HarvestError):
+    """A `harvest diff` gate (--max-kernels, --fail-on-unfuse) was violated."""
+
+    exit_code = 8
+
+
+EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in HarvestError.__subclasses__()}
