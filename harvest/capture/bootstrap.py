@@ -151,7 +151,7 @@ def track_autotuners() -> None:
 
 def record_winners(log: EventLog) -> None:
     """The config each kernel ran with: the autotuner's pick (block sizes, warps, stages)."""
-    winners: dict[str, dict] = {}
+    winners: list[dict] = []
     for tuner in AUTOTUNERS:
         name = (getattr(tuner, "inductor_meta", None) or {}).get("kernel_name") or getattr(tuner.fn, "__name__", "")
         launchers = getattr(tuner, "launchers", None) or []
@@ -161,13 +161,15 @@ def record_winners(log: EventLog) -> None:
             config, chosen_by = tuner.configs[0], "interpreter (runs the first config)"
         else:
             continue
-        winners[name] = {
+        winners.append({
+            "name": name,
+            "src": getattr(tuner.fn, "src", ""),  # names repeat across graphs; the source tells them apart
             "chosen_by": chosen_by,
             "kwargs": {k: v for k, v in config.kwargs.items() if isinstance(v, int)},
             "num_warps": int(config.num_warps),
             "num_stages": int(config.num_stages),
-        }
-    log.write({"event": "winners", "winners": dict(sorted(winners.items()))})
+        })
+    log.write({"event": "winners", "winners": winners})
 
 
 def main(argv: list[str]) -> int:
@@ -177,10 +179,20 @@ def main(argv: list[str]) -> int:
     sys.argv = [target, *target_args]
     sys.path.insert(0, str(Path(target).resolve().parent))
 
-    import torch
+    import warnings
+
+    # Our own settings make torch warn; the target's warnings still show.
+    warnings.filterwarnings("ignore", message=".*force_disable_caches.*")
+    warnings.filterwarnings("ignore", message=".*Could not find an active CPU backend.*")
+
+    import torch  # does not import triton, so TRITON_INTERPRET can still be decided below
 
     use_cuda = mode == "cuda" or (mode == "auto" and torch.cuda.is_available())
+    if mode == "cuda" and not torch.cuda.is_available():
+        log.write({"event": "exit", "status": "no-cuda", "code": 2, "error": "--device cuda, but torch sees no GPU"})
+        return 0
     if not use_cuda:
+        os.environ["TRITON_INTERPRET"] = "1"
         setup_cpu_triton(int(sm))
     import triton
 

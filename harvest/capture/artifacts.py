@@ -1,0 +1,126 @@
+"""Targets that need no run: an output_code.py, a TORCH_COMPILE_DEBUG directory, or a TORCH_TRACE log.
+
+Each becomes the same `Capture` a live run gives (mode "artifact"), so the rest of the pipeline does not care.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from harvest.errors import ParseError, UsageError
+from harvest.model import Capture, CapturedGraph
+
+# An Inductor wrapper module always defines these; a user's script almost never does.
+_WRAPPER_MARKERS = ("async_compile = AsyncCompile()", "from torch._inductor")
+_TRACE_LINE = re.compile(r"^[VIWE]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*\})\s*$")
+
+
+def looks_like_output_code(text: str) -> bool:
+    """True for an Inductor wrapper module (as opposed to a script that uses torch.compile)."""
+    head = text[:4000]
+    return head.startswith("# AOT ID:") or all(marker in head for marker in _WRAPPER_MARKERS)
+
+
+def aot_id_of(source: str) -> str:
+    first = source.split("\n", 1)[0]
+    match = re.match(r"# AOT ID: \['([^']*)'\]", first)
+    return match.group(1) if match else ""
+
+
+def _natural_key(path: Path) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(path))]
+
+
+def _graph(index: int, source: str, compile_id: str = "", provenance: dict | None = None) -> CapturedGraph:
+    return CapturedGraph(
+        index=index, aot_id=aot_id_of(source), compile_id=compile_id, source=source, provenance=provenance or {}
+    )
+
+
+def _capture(target: Path, graphs: list[CapturedGraph]) -> Capture:
+    device = "cuda" if any("device_str='cuda'" in g.source for g in graphs) else "cpu"
+    return Capture(
+        target=str(target),
+        command=(),
+        device=f"{device} (from an artifact; not run by harvest)",
+        torch_version="unknown (artifact)",
+        triton_version="unknown (artifact)",
+        gpu_name="",
+        graphs=tuple(graphs),
+        mode="artifact",
+    )
+
+
+def load_output_code(path: Path) -> Capture:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not looks_like_output_code(text):
+        raise ParseError(f"{path} is not an Inductor output_code.py (no '# AOT ID' header or AsyncCompile); give the script that calls torch.compile instead")
+    return _capture(path, [_graph(0, text)])
+
+
+def load_debug_dir(path: Path) -> Capture:
+    """A TORCH_COMPILE_DEBUG=1 directory: torch_compile_debug/run_*/torchinductor/<graph>/output_code.py."""
+    files = sorted(path.rglob("output_code.py"), key=_natural_key)
+    graphs = []
+    for file in files:
+        provenance = {}
+        mapping = file.parent / "inductor_provenance_tracking_node_mappings.json"
+        if mapping.exists():
+            try:
+                provenance["inductor_provenance_tracking_node_mappings"] = json.loads(mapping.read_text())
+            except ValueError:
+                pass
+        graphs.append(_graph(len(graphs), file.read_text(encoding="utf-8", errors="replace"), provenance=provenance))
+    return _capture(path, graphs)
+
+
+def read_trace_log(text: str) -> list[tuple[dict, str]]:
+    """Records of a TORCH_TRACE log: (metadata, payload). Payload lines follow their record, each after a tab."""
+    records: list[tuple[dict, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("\t") and records:
+            records[-1][1].append(line[1:])
+            continue
+        match = _TRACE_LINE.match(line)
+        if not match:
+            continue
+        try:
+            records.append((json.loads(match.group(1)), []))
+        except ValueError:
+            continue
+    return [(meta, "\n".join(lines)) for meta, lines in records]
+
+
+def load_trace(path: Path) -> Capture:
+    """A TORCH_TRACE directory (dedicated_log_torch_trace_*.log) or one such log file."""
+    files = sorted(path.glob("*.log"), key=_natural_key) if path.is_dir() else [path]
+    graphs: list[CapturedGraph] = []
+    for file in files:
+        for meta, payload in read_trace_log(file.read_text(encoding="utf-8", errors="replace")):
+            compile_id = f"{meta.get('frame_id', '')}/{meta.get('frame_compile_id', '')}" if "frame_id" in meta else ""
+            if "inductor_output_code" in meta and payload:
+                graphs.append(_graph(len(graphs), payload + "\n", compile_id))
+            artifact = meta.get("artifact")
+            if isinstance(artifact, dict) and artifact.get("name", "").startswith("inductor_provenance") and graphs:
+                try:
+                    value = json.loads(payload)
+                except ValueError:
+                    continue
+                last = graphs[-1]
+                graphs[-1] = _graph(last.index, last.source, last.compile_id, {**last.provenance, artifact["name"]: value})
+    return _capture(path, graphs)
+
+
+def load_artifact(path: Path) -> Capture:
+    """Read any supported artifact; one clear error for anything else."""
+    if path.is_dir():
+        if any(path.rglob("output_code.py")):
+            return load_debug_dir(path)
+        if any(path.glob("*.log")):
+            return load_trace(path)
+        raise UsageError(f"{path} is a directory with no output_code.py and no TORCH_TRACE *.log: give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE dir")
+    if path.suffix == ".log" or path.name.startswith("dedicated_log_torch_trace"):
+        return load_trace(path)
+    return load_output_code(path)

@@ -1,0 +1,195 @@
+"""Parent side of a capture: run the target in a child process and read back what the child wrote.
+
+The child (harvest.capture.bootstrap) gets fresh, empty Inductor and Triton cache directories, so a warm cache can
+never hide a graph. Its "[harvest] ..." progress lines are handed to `on_progress`; everything else it prints is the
+target's own output and passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harvest.capture.bootstrap import PROGRESS
+from harvest.model import AutotuneWinner, Capture, CapturedGraph
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How the target's run ended, next to what it produced."""
+
+    capture: Capture
+    status: str  # "ok", "exit" (sys.exit), "raised", "timeout", "crashed" (child died), "no-cuda"
+    exit_code: int  # the target's sys.exit code (0 when it returned normally)
+    error: str  # the target's traceback tail, or the child's stderr tail when it died
+    seconds: float
+
+
+def normalise_kernel_paths(source: str, cache_dir: str) -> str:
+    """Replace the run's temporary cache directory in `# kernel path:` comments with a fixed placeholder.
+
+    Every capture runs with a fresh cache directory (and Inductor adds a random tmpXXXX level under it), so the
+    comment would differ from run to run; the rest of the file is kept byte for byte.
+    """
+    prefix = re.escape(cache_dir.rstrip("/")) + r"/(?:tmp[\w]+/)?"
+    return re.sub(r"(# kernel path: )" + prefix, r"\1<inductor-cache>/", source)
+
+
+def run_target(
+    target: Path,
+    args: tuple[str, ...],
+    *,
+    timeout: float | None = None,
+    device: str = "auto",
+    target_sm: int = 90,
+    on_progress: Callable[[str], None] = lambda line: None,
+    on_output: Callable[[str], None] | None = None,
+) -> RunOutcome:
+    """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended."""
+    with tempfile.TemporaryDirectory(prefix="harvest-") as tmp:
+        tmp_path = Path(tmp)
+        capture_dir = tmp_path / "capture"
+        capture_dir.mkdir()
+        cache_dir = str(tmp_path / "inductor-cache")
+        env = dict(os.environ)
+        env.update(
+            TORCHINDUCTOR_CACHE_DIR=cache_dir,
+            TRITON_CACHE_DIR=str(tmp_path / "triton-cache"),
+            TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
+            PYTHONUNBUFFERED="1",
+        )
+        env.pop("TRITON_INTERPRET", None)  # the child decides: on only for the CPU path
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), "--"]
+        command += [str(target), *args]
+
+        started = time.monotonic()
+        child = subprocess.Popen(
+            command,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,  # so a timeout can end the target's own children too
+        )
+        stderr_tail: list[str] = []
+
+        def pump_stderr() -> None:
+            assert child.stderr is not None
+            for line in child.stderr:
+                if line.startswith(PROGRESS):
+                    on_progress(line[len(PROGRESS) :].rstrip("\n"))
+                else:
+                    stderr_tail.append(line)
+                    del stderr_tail[:-40]
+                    (on_output or (lambda text: sys.stderr.write(text)))(line)
+
+        def pump_stdout() -> None:
+            assert child.stdout is not None
+            for line in child.stdout:
+                (on_output or (lambda text: sys.stdout.write(text)))(line)
+
+        pumps = [threading.Thread(target=pump_stderr, daemon=True), threading.Thread(target=pump_stdout, daemon=True)]
+        for pump in pumps:
+            pump.start()
+        timed_out = False
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        except KeyboardInterrupt:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+        for pump in pumps:
+            pump.join(timeout=5)
+        seconds = time.monotonic() - started
+
+        events = read_events(capture_dir / "events.jsonl")
+        capture = build_capture(target, args, capture_dir, events, cache_dir)
+        exit_event = next((e for e in events if e["event"] == "exit"), None)
+        if timed_out:
+            status, code, error = "timeout", 0, ""
+        elif exit_event is None:
+            status, code, error = "crashed", child.returncode, "".join(stderr_tail[-12:])
+        else:
+            status, code, error = exit_event["status"], exit_event["code"], exit_event["error"]
+        return RunOutcome(capture=capture, status=status, exit_code=code, error=error, seconds=seconds)
+
+
+def read_events(path: Path) -> list[dict]:
+    """The child's event log; a last line cut off by a kill is ignored."""
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+def match_winners(winners: list[dict], names: set[str], source: str) -> dict[str, AutotuneWinner]:
+    """The winners of this graph's kernels: same name, and the kernel's def text appears in this graph's source."""
+    matched = {}
+    for w in winners:
+        if w["name"] in names and w["name"] not in matched and (not w["src"] or w["src"].strip() in source):
+            matched[w["name"]] = AutotuneWinner(
+                kwargs=w["kwargs"], num_warps=w["num_warps"], num_stages=w["num_stages"], chosen_by=w["chosen_by"]
+            )
+    return dict(sorted(matched.items()))
+
+
+def build_capture(target: Path, args: tuple[str, ...], capture_dir: Path, events: list[dict], cache_dir: str) -> Capture:
+    env = next((e for e in events if e["event"] == "env"), {})
+    winners_event = next((e for e in events if e["event"] == "winners"), {"winners": []})
+    artifacts: dict[int, dict] = {}
+    for event in events:
+        if event["event"] == "artifact":
+            artifacts.setdefault(event["graph"], {})[event["name"]] = event["value"]
+    graphs = []
+    for event in events:
+        if event["event"] != "graph":
+            continue
+        source_path = capture_dir / f"graph_{event['index']:03d}.py"
+        if not source_path.exists():
+            continue
+        source = normalise_kernel_paths(source_path.read_text(encoding="utf-8"), cache_dir)
+        names = set(re.findall(r"^(\w+) = async_compile\.triton\(", source, flags=re.M))
+        graphs.append(
+            CapturedGraph(
+                index=event["index"],
+                aot_id=event["aot_id"],
+                compile_id=event["compile_id"],
+                source=source,
+                provenance=artifacts.get(event["index"], {}),
+                winners=match_winners(winners_event["winners"], names, source),
+            )
+        )
+    mode = env.get("mode", "cpu-triton")
+    device = f"cuda ({env.get('gpu', '')})" if mode == "cuda" else f"cpu (Triton interpreter, offline target sm_{env.get('sm', 90)})"
+    return Capture(
+        target=str(target),
+        command=tuple(args),
+        device=device,
+        torch_version=env.get("torch", ""),
+        triton_version=env.get("triton", ""),
+        gpu_name=env.get("gpu", ""),
+        graphs=tuple(graphs),
+        mode=mode,
+    )
