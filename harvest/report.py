@@ -1,0 +1,229 @@
+"""report.md: the fusion summary, one table row per kernel and a mermaid fusion graph per graph, from manifest.json.
+
+    text = render_report(manifest)          # pure: manifest dict -> markdown
+    path = report_command(Path("extracted/small_model"))   # `harvest report DIR`: re-render DIR/report.md
+
+The report is built only from the manifest (its "fusion" fields come from harvest.fusion), so it can be re-rendered
+without running the target. Output is deterministic: no timestamps, manifest order throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from harvest.errors import HarvestError, ParseError, UsageError
+
+TEMPLATE_PACKAGE = "harvest.templates"
+REPORT_TEMPLATE = "report.md.j2"
+_OPS_PER_LINE = 4
+
+
+class TemplateNotFound(HarvestError):
+    """A template name that the harvest.templates package does not ship."""
+
+
+def available_templates() -> list[str]:
+    return sorted(p.name for p in resources.files(TEMPLATE_PACKAGE).iterdir() if p.name.endswith(".j2"))
+
+
+def load_template(name: str) -> jinja2.Template:
+    """A template shipped in harvest.templates; an unknown name raises an error listing the ones that exist."""
+    resource = resources.files(TEMPLATE_PACKAGE) / name
+    if not resource.is_file():
+        raise TemplateNotFound(f"no template {name!r} in {TEMPLATE_PACKAGE}; available: {', '.join(available_templates())}")
+    env = jinja2.Environment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    env.filters["md"] = md_cell
+    return env.from_string(resource.read_text(encoding="utf-8"))
+
+
+def md_cell(text: Any) -> str:
+    """Text safe inside a markdown table cell: pipes escaped, newlines as <br>."""
+    return str(text).replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+# --------------------------------------------------------------------------------------------- mermaid
+
+
+def mermaid_label(text: str) -> str:
+    """A quoted mermaid label: quotes and markup characters as entity codes, so no label can break the parser."""
+    for char, code in (("&", "#amp;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
+        text = text.replace(char, code)
+    return f'"{text}"'
+
+
+def mermaid_id(node_id: str) -> str:
+    """A node id mermaid accepts: letters, digits and underscores only."""
+    safe = re.sub(r"\W", "_", node_id)
+    return safe if safe[:1].isalpha() else f"n_{safe}"
+
+
+def _wrap_ops(ops: list[str]) -> list[str]:
+    return [", ".join(ops[i : i + _OPS_PER_LINE]) for i in range(0, len(ops), _OPS_PER_LINE)]
+
+
+def mermaid_flowchart(graph: dict[str, Any]) -> str:
+    """The fusion graph of one manifest graph: kernels (with their ops), extern calls, inputs and outputs."""
+    flow = graph["fusion"]["flow"]
+    display = {k["name"]: k.get("display_name") or k["name"] for k in graph.get("kernels", [])}
+    lines = ["flowchart TD"]
+    for node in flow["nodes"]:
+        node_id = mermaid_id(node["id"])
+        if node["kind"] == "kernel":
+            parts = [f"<b>{_html(display.get(node['name'], node['name']))}</b>"]
+            if display.get(node["name"], node["name"]) != node["name"]:
+                parts.append(f"<i>{_html(node['name'])}</i>")
+            parts += [_html(line) for line in _wrap_ops(node["ops"])]
+            lines.append(f"    {node_id}[{_quoted_html('<br/>'.join(parts))}]:::kernel")
+        elif node["kind"] == "extern":
+            lines.append(f"    {node_id}[[{_quoted_html('extern: ' + _html(node['name']))}]]:::extern")
+        else:
+            label = mermaid_label(("input: " if node["kind"] == "input" else "output: ") + node["name"])
+            lines.append(f"    {node_id}([{label}]):::io")
+    for edge in flow["edges"]:
+        buffers = edge["buffers"]
+        label = ", ".join(buffers) if len(buffers) <= 2 else f"{len(buffers)} buffers"
+        lines.append(f"    {mermaid_id(edge['src'])} -->|{mermaid_label(label)}| {mermaid_id(edge['dst'])}")
+    lines += [
+        "    classDef kernel fill:#e8f1fb,stroke:#2f6db5,color:#111",
+        "    classDef extern fill:#fdf1e3,stroke:#c07a1c,color:#111",
+        "    classDef io fill:#f2f2f2,stroke:#888,color:#111",
+    ]
+    return "\n".join(lines)
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _quoted_html(markup: str) -> str:
+    """A quoted label that keeps our own <b>/<br/> tags: only quotes need escaping (text was HTML-escaped)."""
+    return '"' + markup.replace('"', "#quot;") + '"'
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def _source_text(lines: Any, with_code: bool = True) -> str:
+    if not lines or lines == "unknown":
+        return "unknown"
+    out = []
+    for line in lines:
+        loc = f"{line['file']}:{line['line']}"
+        out.append(f"`{loc}` `{line['code']}`" if with_code and line.get("code") else f"`{loc}`")
+    return "; ".join(out)
+
+
+def _op_list(counts: dict[str, int]) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n}x {op}" if n > 1 else op for op, n in items)
+
+
+def _kernel_row(kernel: dict[str, Any]) -> dict[str, str]:
+    fusion = kernel.get("fusion") or {}
+    counts = "/".join(str(fusion.get(key, "?")) for key in ("loads", "stores", "reductions"))
+    if kernel.get("module") and not kernel.get("standalone_reason"):
+        link = f"[{kernel['module']}]({kernel['module']})"
+    else:
+        link = f"not standalone: {kernel.get('standalone_reason') or 'no module written'}"
+    ops = _op_list(fusion.get("op_counts", {})) or "unknown"
+    if fusion.get("launches", 1) > 1:
+        ops += f" (launched {fusion['launches']}x)"
+    return {
+        "name": kernel["name"],
+        "display_name": kernel.get("display_name") or kernel["name"],
+        "kind": kernel.get("kind", ""),
+        "ops": ops,
+        "counts": counts.replace("/", " / "),
+        "lines": _source_text(fusion.get("source_lines")),
+        "link": link,
+    }
+
+
+def _bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
+    """The fusion summary of one graph as markdown list lines (sub-items indented)."""
+    fusion = graph["fusion"]
+    ops = _op_list(fusion.get("ops_before", {}))
+    lines = [f"- ATen ops before fusion: {fusion.get('ops_before_total', 0)}" + (f" ({ops})" if ops else "")]
+    kernels = f"- Triton kernels after fusion: {fusion.get('triton_kernels', 0)}"
+    if fusion.get("launches") != fusion.get("triton_kernels"):
+        kernels += f" ({fusion.get('launches')} launches: Inductor reuses a kernel whose code is identical)"
+    lines.append(kernels)
+    externs = fusion.get("externs", [])
+    lines.append(f"- Extern calls: {len(externs) or 'none'}")
+    for e in externs:
+        lines.append(f"  - `{e['op']}` writes `{e.get('out')}`, from {_source_text(e.get('source_lines'))}")
+    unfused = fusion.get("unfused", [])
+    lines.append(f"- Ops that did not fuse: {len(unfused) or 'none'}")
+    for u in unfused:
+        where = display.get(u["where"], u["where"])
+        lines.append(f"  - `{u['op']}`: {u['how']} (`{where}`): {u['reason']}")
+    boundaries = fusion.get("boundaries", [])
+    if boundaries:
+        lines.append("- Kernel boundaries (a buffer one kernel writes and another reads):")
+    for b in boundaries:
+        producer, consumer = display.get(b["producer"], b["producer"]), display.get(b["consumer"], b["consumer"])
+        lines.append(f"  - `{producer}` -> `{consumer}` via {', '.join(b['buffers'])}: {b['reason']}")
+    if not fusion.get("provenance"):
+        lines.append("- Source lines: unknown (the capture holds no provenance artifacts for this graph)")
+    return lines
+
+
+def _graph_context(graph: dict[str, Any]) -> dict[str, Any]:
+    display = {k["name"]: k.get("display_name") or k["name"] for k in graph.get("kernels", [])}
+    return {
+        "name": graph["name"],
+        "role": graph.get("role", "unknown"),
+        "anchor": re.sub(r"[^a-z0-9_-]", "", graph["name"].lower()),
+        "fusion": graph["fusion"],
+        "bullets": _bullets(graph, display),
+        "kernels": [_kernel_row(k) for k in graph.get("kernels", [])],
+        "mermaid": mermaid_flowchart(graph),
+    }
+
+
+def render_report(manifest: dict) -> str:
+    """report.md text for a manifest (as written by harvest's manifest writer)."""
+    versions = [f"harvest {manifest.get('harvest_version', '?')}", f"torch {manifest.get('torch', '?')}"]
+    versions.append(f"triton {manifest.get('triton', '?')}")
+    versions.append(f"mode {manifest.get('mode', '?')}")
+    versions.append(f"GPU {manifest.get('gpu') or 'none'}")
+    command = manifest.get("command") or []
+    context = {
+        "target": manifest.get("target", "?"),
+        "versions": " · ".join(versions),
+        "command": " ".join(command) if isinstance(command, list) else str(command),
+    }
+    graphs = [_graph_context(g) for g in manifest.get("graphs", []) if g.get("fusion")]
+    text = load_template(REPORT_TEMPLATE).render(m=context, graphs=graphs)
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+
+
+def read_manifest(extraction_dir: Path) -> dict:
+    """DIR/manifest.json as a dict, with errors that say what to do."""
+    path = Path(extraction_dir) / "manifest.json"
+    if not path.is_file():
+        raise UsageError(f"no manifest.json in {extraction_dir}: pass a directory written by `harvest extract`")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ParseError(f"{path} is not valid JSON ({exc}); re-run `harvest extract` to rewrite it") from exc
+
+
+def report_command(extraction_dir: Path) -> Path:
+    """`harvest report DIR`: re-render DIR/report.md from DIR/manifest.json (the target is not run)."""
+    manifest = read_manifest(Path(extraction_dir))
+    out = Path(extraction_dir) / "report.md"
+    out.write_text(render_report(manifest), encoding="utf-8")
+    return out
