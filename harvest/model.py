@@ -137,6 +137,7 @@ class Graph:
     symbols: tuple[str, ...] = ()  # size symbols the graph binds (s0, ks0, ...)
     aot_id: str = ""  # "0_inference" from the "# AOT ID:" header
     unparsed: tuple[str, ...] = ()  # statements of call() the parser did not understand (kept for the report)
+    scalar_values: dict[str, int | float] = field(default_factory=dict)  # get_args() examples: {"arg0_1": 64, "s77": 64}
 
     def kernel(self, name: str) -> Kernel:
         for k in self.kernels:
