@@ -1,0 +1,267 @@
+"""`harvest.extract(target, out_dir)`: the whole pipeline, top to bottom.
+
+    capture (run the target, or read an artifact)  ->  raw/ written first
+    parse every graph  ->  per kernel: rename, reference, render  ->  manifest.json, report.md
+
+Everything between capture and the writer is pure; this module only sequences it and reports progress.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harvest import __version__
+from harvest.capture.artifacts import load_artifact, looks_like_output_code
+from harvest.capture.runner import RunOutcome, run_target
+from harvest.errors import HarvestError, NoGraphsError, ParseError, TargetError, TimeoutError_, UsageError
+from harvest.fusion import graph_fusion, kernel_fusion
+from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
+from harvest.parse import parse_output_code
+from harvest.reference import build_reference
+from harvest.render import KernelCode, ModuleContext, ReferenceCode, RenderError, render_kernel_module
+from harvest.rename import build_context, kernel_names, rename_kernel, strip_inductor_decorators
+from harvest.report import render_report
+from harvest.writer import WriteReport, ensure_writable, remove_stale_raw, sha256, write_generated, write_raw
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ExtractResult:
+    out_dir: Path
+    manifest: dict
+    modules: list[Path] = field(default_factory=list)  # standalone kernel modules written or kept
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, reason) not made standalone
+    writes: WriteReport = field(default_factory=WriteReport)
+    outcome: RunOutcome | None = None  # None for artifact targets
+
+
+def default_out_dir(target: Path) -> Path:
+    stem = target.stem if target.is_file() else target.name
+    return Path("extracted") / stem
+
+
+def extract(
+    target: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    args: tuple[str, ...] = (),
+    timeout: float | None = None,
+    force: bool = False,
+    names: str = "readable",
+    target_sm: int = 90,
+    device: str = "auto",
+    on_progress: Progress = lambda message: None,
+    on_output: Callable[[str], None] | None = None,
+) -> ExtractResult:
+    """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.
+
+    target: a script (run under the capture hooks, with `args`), an output_code.py, a TORCH_COMPILE_DEBUG
+    directory or a TORCH_TRACE log. Raises a HarvestError subclass with a one-line message on bad input; whatever
+    was captured is written before that.
+    """
+    if names not in ("readable", "inductor"):
+        raise UsageError(f"--names must be 'readable' or 'inductor', not {names!r}")
+    target = Path(target)
+    if not target.exists():
+        raise UsageError(f"target not found: {target}")
+    out = Path(out_dir) if out_dir is not None else default_out_dir(target)
+    ensure_writable(out)
+
+    outcome: RunOutcome | None = None
+    if target.is_dir() or target.suffix == ".log" or (target.suffix == ".py" and looks_like_output_code(_read(target))):
+        on_progress(f"reading artifact {target} (no run)")
+        capture = load_artifact(target)
+    elif target.suffix != ".py":
+        raise UsageError(f"not a Python file: {target}; give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log")
+    else:
+        _check_syntax(target)
+        outcome = run_target(target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress, on_output=on_output)
+        capture = outcome.capture
+
+    raw_sources = {graph.name: graph.source for graph in capture.graphs}
+    write_raw(out, raw_sources)  # before anything can fail: nothing captured is ever lost
+    _raise_for_run(outcome, capture, out)
+    if not capture.graphs:
+        raise NoGraphsError(
+            f"no Inductor graphs captured from {target}: it never ran a torch.compile'd function "
+            "(wrap a function or module with torch.compile and call it; a graph break that leaves nothing to compile gives none too)"
+        )
+
+    result = ExtractResult(out_dir=out, manifest={}, outcome=outcome)
+    files: dict[str, str] = {}
+    graph_entries = []
+    for captured in capture.graphs:
+        entry = extract_graph(captured, capture, names, files, result, on_progress)
+        graph_entries.append(entry)
+
+    manifest = {
+        "harvest_version": __version__,
+        "target": str(target),
+        "command": ["harvest", "extract", str(target), *(["--", *args] if args else [])],
+        "mode": capture.mode,
+        "device": capture.device,
+        "gpu": capture.gpu_name,
+        "torch": capture.torch_version,
+        "triton": capture.triton_version,
+        "names": names,
+        "graphs": graph_entries,
+    }
+    files["report.md"] = render_report(manifest)
+    manifest["generated_files"] = {path: sha256(text) for path, text in sorted(files.items())}
+    result.writes = write_generated(out, files, force=force)
+    remove_stale_raw(out, set(raw_sources))
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    result.manifest = manifest
+    result.modules = [out / path for path in files if path.endswith(".py")]
+    if outcome is not None and outcome.status != "ok" and not (outcome.status == "exit" and outcome.exit_code == 0):
+        raise _target_error(outcome, out, len(capture.graphs))
+    return result
+
+
+def extract_graph(
+    captured: CapturedGraph, capture: Capture, names: str, files: dict[str, str], result: ExtractResult, on_progress: Progress
+) -> dict:
+    """Parse one captured graph and render its kernels into `files`; returns its manifest entry."""
+    try:
+        graph = parse_output_code(captured.source, name=captured.name, role=captured.role)
+    except ParseError as exc:
+        raise ParseError(f"graph {captured.name}: {exc}") from exc
+    readable = kernel_names(graph) if names == "readable" else {k.name: k.name for k in graph.kernels}
+    fusion = graph_fusion(graph, captured.provenance)
+    kernels = []
+    standalone = 0
+    for kernel in graph.kernels:
+        launches = graph.launches_of(kernel.name)
+        entry = {
+            "name": kernel.name,
+            "display_name": readable.get(kernel.name, kernel.name),
+            "kind": kernel.kind,
+            "module": None,
+            "sha256": None,
+            "standalone_reason": kernel.standalone_reason,
+            "launches": len(launches),
+            "autotune": _winner_json(captured, kernel),
+            "fusion": kernel_fusion(graph, kernel, captured.provenance).to_json(),
+        }
+        if kernel.standalone_reason is None and not launches:
+            entry["standalone_reason"] = "never launched in call(): no shapes to build inputs from"
+        if entry["standalone_reason"] is None:
+            path = f"{graph.name}/{entry['display_name']}.py"
+            try:
+                source = build_module(captured, capture, graph, kernel, launches[0], entry, names, path)
+            except (RenderError, SyntaxError) as exc:
+                entry["standalone_reason"] = f"could not render: {exc}"
+            else:
+                files[path] = source
+                entry["module"] = path
+                entry["sha256"] = sha256(source)
+                standalone += 1
+        if entry["standalone_reason"] is not None:
+            result.skipped.append((kernel.name, entry["standalone_reason"]))
+        kernels.append(entry)
+    on_progress(f"{graph.name}: {len(graph.kernels)} Triton kernels, {standalone} standalone modules, {len(graph.externs)} extern calls")
+    return {
+        "name": graph.name,
+        "role": graph.role,
+        "aot_id": captured.aot_id,
+        "compile_id": captured.compile_id,
+        "raw": f"raw/{graph.name}/output_code.py",
+        "raw_sha256": sha256(captured.source),
+        "kernels": kernels,
+        "externs": [
+            {"op": e.op, "args": list(e.args), "out": e.out, "order": e.order} for e in graph.externs
+        ],
+        "launches": [
+            {"kernel": launch.kernel, "order": launch.order, "args": [
+                {"param": a.param, "expr": a.expr, "buffer": a.buffer} for a in launch.args
+            ]}
+            for launch in graph.launches
+        ],
+        "unparsed": list(graph.unparsed),
+        "fusion": fusion.to_json(),
+    }
+
+
+def build_module(
+    captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, entry: dict, names: str, path: str
+) -> str:
+    """Rename (or not), build the reference, render: one kernel's standalone module source."""
+    if names == "readable":
+        renamed = rename_kernel(kernel.source, build_context(kernel, launch, graph, entry["display_name"]))
+        code = KernelCode(renamed.code, renamed.kernel_name, renamed.params, renamed.mapping, renamed.warnings)
+    else:
+        plain = strip_inductor_decorators(kernel.source)
+        code = KernelCode(plain, kernel.name, tuple((p, p) for p in kernel.signature))
+    reference = build_reference(kernel, launch, graph)
+    fusion = entry["fusion"]
+    lines = fusion["source_lines"] if isinstance(fusion["source_lines"], list) else []
+    context = ModuleContext(
+        target=capture.target,
+        graph_name=graph.name,
+        module_path=path,
+        kernel=kernel,
+        launch=launch,
+        graph=graph,
+        code=code,
+        reference=ReferenceCode(reference.source, reference.params, reference.unchecked),
+        winner=captured.winners.get(kernel.name),
+        torch_version=capture.torch_version,
+        triton_version=capture.triton_version,
+        device=capture.device,
+        command=" ".join(["harvest", "extract", capture.target, *capture.command]),
+        source_lines=tuple(f"{s['file']}:{s['line']} in {s['function']}: {s['code']}" for s in lines),
+        aten_ops=tuple(kernel.comment.aten_ops),
+        notes=tuple(reference.warnings),
+    )
+    return render_kernel_module(context)
+
+
+def _winner_json(captured: CapturedGraph, kernel: Kernel) -> dict | None:
+    winner = captured.winners.get(kernel.name)
+    if winner is None:
+        return None
+    return {"kwargs": winner.kwargs, "num_warps": winner.num_warps, "num_stages": winner.num_stages, "chosen_by": winner.chosen_by}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read target {path}: {exc.strerror or exc}") from exc
+
+
+def _check_syntax(target: Path) -> None:
+    try:
+        compile(_read(target), str(target), "exec")
+    except SyntaxError as exc:
+        raise TargetError(f"syntax error in {target} line {exc.lineno}: {exc.msg}; fix the script and run again") from exc
+    except ValueError as exc:  # null bytes and the like: not a Python file at all
+        raise UsageError(f"not a Python file: {target} ({exc})") from exc
+
+
+def _raise_for_run(outcome: RunOutcome | None, capture: Capture, out: Path) -> None:
+    """Failures that leave nothing to extract beyond raw/: timeout, a dead child, no GPU for --device cuda."""
+    if outcome is None:
+        return
+    kept = f"{len(capture.graphs)} graph(s) captured before that are in {out / 'raw'}"
+    if outcome.status == "timeout":
+        raise TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}")
+    if outcome.status == "no-cuda":
+        raise UsageError("--device cuda, but torch sees no GPU here; use --device cpu (or auto) for the CPU Triton path")
+    if outcome.status == "crashed":
+        tail = outcome.error.strip().splitlines()[-1:] or ["no output"]
+        raise TargetError(f"target process died (exit status {outcome.exit_code}): {tail[0]}; {kept}")
+    if not capture.graphs and outcome.status != "ok" and not (outcome.status == "exit" and outcome.exit_code == 0):
+        raise _target_error(outcome, out, 0)
+
+
+def _target_error(outcome: RunOutcome, out: Path, graphs: int) -> HarvestError:
+    kept = f"{graphs} graph(s) captured before that were extracted to {out}" if graphs else "nothing was captured"
+    if outcome.status == "exit":
+        return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}")
+    last = outcome.error.strip().splitlines()[-1] if outcome.error.strip() else "unknown error"
+    return TargetError(f"target raised {last}; {kept}\n{outcome.error.rstrip()}")

@@ -1,0 +1,167 @@
+"""The `harvest` command: extract, report, diff.
+
+Errors print one line (`harvest: error: ...`) and exit with the code of their kind (see EXIT CODES in --help);
+--debug shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harvest import __version__
+from harvest.errors import EXIT_CODES, HarvestError
+
+EPILOG_EXTRACT = """\
+examples:
+  harvest extract examples/square_square.py             run the script, extract its kernels
+  harvest extract train.py -o out/train -- --steps 3    arguments after -- go to the script
+  harvest extract debug_dir/ | trace.log | output_code.py   read an artifact, no run
+  TRITON_INTERPRET=1 python extracted/square_square/g0_inference/square_kernel.py --check
+
+without a GPU, the target runs on Inductor's CPU Triton backend: the same Triton source, compiled for an
+offline GPU target (--target-sm), executed by the Triton interpreter. Output is deterministic: the same
+target twice gives byte-identical files. A kernel module you edited is never overwritten (see --force).
+"""
+
+EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harvest",
+        description="Harvest what torch.compile generated: one standalone, readable, self-checking module per "
+        "Triton kernel, a fusion report, and diffs between runs.",
+        epilog=EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"harvest {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    extract = commands.add_parser(
+        "extract",
+        help="run a script under torch.compile (or read an artifact) and extract every Triton kernel",
+        description="Capture every Inductor graph of TARGET and write, under OUT: raw/<graph>/output_code.py "
+        "(the untouched capture, written first), <graph>/<kernel>.py (standalone: kernel, launch(), "
+        "make_inputs(), reference(), --check), manifest.json and report.md.",
+        epilog=EPILOG_EXTRACT + "\n" + EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    extract.add_argument("target", help="a script that calls torch.compile, an output_code.py, a TORCH_COMPILE_DEBUG dir, or a TORCH_TRACE dir/log")
+    extract.add_argument("script_args", nargs="*", metavar="-- ARGS", help="arguments passed to the script (after --)")
+    extract.add_argument("-o", "--out", help="extraction directory (default: extracted/<target name>)")
+    extract.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="stop a target that runs longer (default: no limit)")
+    extract.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="auto: CUDA when torch sees a GPU, else the CPU Triton path")
+    extract.add_argument("--target-sm", type=int, default=90, metavar="SM", help="GPU target the CPU path compiles for (default 90: Hopper)")
+    extract.add_argument("--names", choices=("readable", "inductor"), default="readable", help="rename Inductor's tmpN/in_ptrN/XBLOCK names (default) or keep them")
+    extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept)")
+    extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    report = commands.add_parser("report", help="re-render report.md of an extraction from its manifest (no run)")
+    report.add_argument("directory", help="an extraction directory (holds manifest.json)")
+
+    diff = commands.add_parser(
+        "diff",
+        help="what changed in fusion between two extractions (or targets): kernels added/removed/split/merged",
+        description="Compare OLD and NEW (extraction directories, or targets to extract first). Markdown by "
+        "default, fit for a pull-request comment. With a gate option it exits non-zero when the gate trips.",
+        epilog=EXIT_TEXT,
+    )
+    diff.add_argument("old", help="extraction directory or target")
+    diff.add_argument("new", help="extraction directory or target")
+    diff.add_argument("--json", action="store_true", help="machine-readable output")
+    diff.add_argument("--max-kernels", type=int, default=None, metavar="N", help="gate: fail if NEW has more than N Triton kernels in total")
+    diff.add_argument("--fail-on-unfuse", action="store_true", help="gate: fail if any op stopped fusing")
+    return parser
+
+
+def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after the first `--` belongs to the target script, untouched."""
+    if "--" in argv:
+        at = argv.index("--")
+        return argv[:at], argv[at + 1 :]
+    return argv, []
+
+
+def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
+    from rich.console import Console
+
+    from harvest.api import extract
+
+    console = Console(stderr=True, highlight=False)
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            console.print(f"[bold cyan]harvest[/] {message}")
+
+    result = extract(
+        options.target,
+        options.out,
+        args=tuple(options.script_args + script_args),
+        timeout=options.timeout,
+        force=options.force,
+        names=options.names,
+        target_sm=options.target_sm,
+        device=options.device,
+        on_progress=progress,
+    )
+    summarize(console, result)
+    return 0
+
+
+def summarize(console, result) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"extracted to {result.out_dir}", show_lines=False)
+    for column in ("graph", "kernel", "kind", "module"):
+        table.add_column(column)
+    for graph in result.manifest["graphs"]:
+        for kernel in graph["kernels"]:
+            table.add_row(graph["name"], kernel["name"], kernel["kind"], kernel["module"] or f"[yellow]not standalone: {kernel['standalone_reason']}[/]")
+        for extern in graph["externs"]:
+            table.add_row(graph["name"], extern["op"], "extern", "[dim](library call, not a Triton kernel)[/]")
+    console.print(table)
+    writes = result.writes
+    for path in writes.kept_edited:
+        console.print(f"[yellow]kept your edited {result.out_dir / path}[/] (differs from what harvest wrote; --force replaces it, keeping a .bak)")
+    for path in writes.backups:
+        console.print(f"[yellow]saved your edited version as {result.out_dir / path}[/]")
+    console.print(f"report: {result.out_dir / 'report.md'}   manifest: {result.out_dir / 'manifest.json'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own, script_args = split_script_args(argv)
+    parser = build_parser()
+    options = parser.parse_args(own)
+    if options.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if options.command == "extract":
+            return run_extract(options, script_args)
+        if options.command == "report":
+            from harvest.report import report_command
+
+            print(report_command(Path(options.directory)))
+            return 0
+        if options.command == "diff":
+            from harvest.diff import diff_command
+
+            text, code = diff_command(options.old, options.new, options.json, options.max_kernels, options.fail_on_unfuse)
+            print(text)
+            return code
+    except HarvestError as exc:
+        if options.debug:
+            raise
+        first, _, rest = str(exc).partition("\n")
+        print(f"harvest: error: {first}", file=sys.stderr)
+        if rest:
+            print(rest, file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("harvest: interrupted", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,124 @@
+"""The only module that writes extraction output to disk.
+
+Rules: raw captures are written first and always; a generated file is replaced only if it is unchanged since harvest
+wrote it (its sha256 is the one the previous manifest recorded) or `force` is set, in which case the edited file is
+kept next to it as a numbered backup. Files a previous extraction wrote that the new one does not are removed when
+unedited, so an extraction directory always equals a fresh extraction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harvest.errors import OutputError
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    kept_edited: list[str] = field(default_factory=list)  # hand-edited files left alone
+    backups: list[str] = field(default_factory=list)  # (with force) where edited files were saved
+    removed: list[str] = field(default_factory=list)
+
+
+def ensure_writable(out_dir: Path) -> None:
+    """Create out_dir or fail with one clear line."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".harvest-write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(f"cannot write to output directory {out_dir}: {exc.strerror or exc}; pick another with -o/--out") from exc
+
+
+def write_raw(out_dir: Path, graphs: dict[str, str]) -> list[str]:
+    """Write raw/<graph>/output_code.py for every captured graph; returns the relative paths."""
+    paths = []
+    for name, source in graphs.items():
+        path = out_dir / "raw" / name / "output_code.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        paths.append(path.relative_to(out_dir).as_posix())
+    return paths
+
+
+def previous_hashes(out_dir: Path) -> dict[str, str]:
+    """relative path -> sha256 of every generated file the previous manifest recorded."""
+    manifest = out_dir / "manifest.json"
+    if not manifest.exists():
+        return {}
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return dict(data.get("generated_files", {}))
+
+
+def _backup_path(path: Path) -> Path:
+    candidate = path.with_name(path.name + ".bak")
+    number = 1
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.bak{number}")
+    return candidate
+
+
+def write_generated(out_dir: Path, files: dict[str, str], *, force: bool, keep: set[str] = frozenset()) -> WriteReport:
+    """Write generated files (relative path -> text) under the no-clobber rule; `keep` are paths never removed."""
+    report = WriteReport()
+    before = previous_hashes(out_dir)
+    for relative, text in sorted(files.items()):
+        path = out_dir / relative
+        if path.exists():
+            current = sha256(path.read_text(encoding="utf-8", errors="replace"))
+            if current == sha256(text):
+                continue
+            edited = before.get(relative) != current
+            if edited and not force:
+                report.kept_edited.append(relative)
+                continue
+            if edited:
+                backup = _backup_path(path)
+                shutil.copy2(path, backup)
+                report.backups.append(backup.relative_to(out_dir).as_posix())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        report.written.append(relative)
+    for relative, recorded in sorted(before.items()):
+        path = out_dir / relative
+        if relative in files or relative in keep or not path.exists():
+            continue
+        if sha256(path.read_text(encoding="utf-8", errors="replace")) == recorded:
+            path.unlink()
+            report.removed.append(relative)
+            _remove_empty_parents(path.parent, out_dir)
+        else:
+            report.kept_edited.append(relative)
+    return report
+
+
+def remove_stale_raw(out_dir: Path, graph_names: set[str]) -> None:
+    raw = out_dir / "raw"
+    if not raw.is_dir():
+        return
+    for child in raw.iterdir():
+        if child.is_dir() and child.name not in graph_names and (child / "output_code.py").exists():
+            shutil.rmtree(child)
+
+
+def _remove_empty_parents(directory: Path, stop: Path) -> None:
+    while directory != stop and directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
