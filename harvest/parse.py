@@ -350,6 +350,7 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
         constants=constants,
         configs=tuple(c if isinstance(c, dict) else {"source": c} for c in configs),
         inductor_meta=inductor_meta if isinstance(inductor_meta, dict) else {"source": inductor_meta},
+        triton_meta=triton_meta,
         heuristic=heuristic,
         heuristic_args=kwargs,
         standalone_reason=reason,
