@@ -15,7 +15,7 @@ import ast
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
@@ -362,13 +362,14 @@ def _handle_key(key: str) -> tuple[int, str]:
 class FlowNode:
     """A box of the fusion diagram: a Triton kernel, an extern call, a graph input or a graph output."""
 
-    id: str  # safe for mermaid: k0, e1, in0, out2
+    id: str  # safe for mermaid: k0 (kernels in definition order), e1 (externs in call order), in, out
     kind: str  # "kernel" | "extern" | "input" | "output"
-    name: str  # kernel name, extern op ("extern_kernels.addmm"), or buffer name for inputs/outputs
+    name: str  # kernel name, extern op ("extern_kernels.addmm"), "graph inputs" / "graph outputs"
     ops: tuple[str, ...] = ()  # short op names with counts ("2x pow") for kernels; the op for externs
+    lines: tuple[str, ...] = ()  # user lines, short: "small_model.py:22"
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "name": self.name, "ops": list(self.ops)}
+        return {"id": self.id, "kind": self.kind, "name": self.name, "ops": list(self.ops), "lines": list(self.lines)}
 
 
 @dataclass(frozen=True)
@@ -433,7 +434,8 @@ def data_flow(graph: Graph, fusions: dict[str, KernelFusion]) -> tuple[tuple[Flo
     """Boxes and edges of the fusion diagram: producer -> consumer of each buffer, in launch order.
 
     Walks launches and extern calls in order, tracking the last writer of each storage, so reused buffers
-    (`buf14 = buf12; del buf12  # reuse`) connect to their latest contents only.
+    (`buf14 = buf12; del buf12  # reuse`) connect to their latest contents only. Graph inputs are one node ("in"),
+    graph outputs another ("out"); edges carry the buffer names.
     """
     kernel_ids = {k.name: f"k{i}" for i, k in enumerate(graph.kernels)}
     nodes: dict[str, FlowNode] = {}
@@ -445,11 +447,7 @@ def data_flow(graph: Graph, fusions: dict[str, KernelFusion]) -> tuple[tuple[Flo
     steps += [(extern.order, 1, extern) for extern in graph.externs]
     steps.sort(key=lambda s: (s[0], s[1]))
 
-    last_writer: dict[str, str] = {}
-    input_ids: dict[str, str] = {}
-    for i, name in enumerate(graph.inputs):
-        input_ids[name] = f"in{i}"
-        last_writer[_root(graph, name)] = f"in{i}"
+    last_writer: dict[str, str] = {_root(graph, name): "in" for name in graph.inputs}
     edges: dict[tuple[str, str], list[str]] = {}
 
     def connect(src: str, dst: str, buffer: str) -> None:
@@ -479,25 +477,22 @@ def data_flow(graph: Graph, fusions: dict[str, KernelFusion]) -> tuple[tuple[Flo
         for name in writes:
             last_writer[_root(graph, name)] = node_id
 
-    for i, name in enumerate(_tensor_names(graph, list(graph.outputs))):
+    for name in _tensor_names(graph, list(graph.outputs)):
         writer = last_writer.get(_root(graph, name))
-        if writer is None or writer.startswith("in"):
-            continue  # an input handed back unchanged (saved for backward): not part of the computation
-        out_id = f"out{i}"
-        nodes[out_id] = FlowNode(out_id, "output", name)
-        connect(writer, out_id, name)
+        if writer is not None and writer != "in":  # an input handed back unchanged (saved for backward) is skipped
+            connect(writer, "out", name)
 
-    used_inputs = {src for src, _ in edges if src.startswith("in")}
-    for name, node_id in input_ids.items():
-        if node_id in used_inputs:
-            nodes[node_id] = FlowNode(node_id, "input", name)
+    if any(src == "in" for src, _ in edges):
+        nodes["in"] = FlowNode("in", "input", "graph inputs")
+    if any(dst == "out" for _, dst in edges):
+        nodes["out"] = FlowNode("out", "output", "graph outputs")
     flow_edges = tuple(FlowEdge(src, dst, tuple(bufs)) for (src, dst), bufs in edges.items())
     return tuple(nodes[k] for k in sorted(nodes, key=_node_sort_key)), flow_edges
 
 
 def _node_sort_key(node_id: str) -> tuple[int, int]:
     prefix = node_id.rstrip("0123456789")
-    return ({"in": 0, "k": 1, "e": 2, "out": 3}[prefix], int(node_id[len(prefix) :]))
+    return ({"in": 0, "k": 1, "e": 2, "out": 3}[prefix], int(node_id[len(prefix) :] or 0))
 
 
 def _count_labels(counts: Counter[str]) -> tuple[str, ...]:
@@ -618,6 +613,11 @@ class GraphFusion:
         }
 
 
+def _short_lines(lines: tuple[SourceLine, ...]) -> tuple[str, ...]:
+    """("small_model.py:22", ...): file base names for diagram boxes."""
+    return tuple(f"{line.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line.line}" for line in lines)
+
+
 def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
@@ -651,22 +651,43 @@ def _unfused_reason(node_id: str, nodes: dict[str, FlowNode], edges: tuple[FlowE
     return "; ".join(parts) or UNKNOWN
 
 
+def _extern_handles(graph: Graph, provenance: dict) -> dict[int, str]:
+    """Extern call order -> its provenance key ("extern_kernels.mm:7").
+
+    Debug handles number launches and extern calls in call order, so the k-th call of an op gets the k-th handle
+    of that op.
+    """
+    traces = _artifact(provenance, STACK_TRACES)
+    mapping = _artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost") or {}
+    found: dict[int, str] = {}
+    for op in sorted({e.op for e in graph.externs}):
+        keys = sorted(set(_handles(traces, op)) | set(_handles(mapping, op)), key=_handle_key)
+        calls = sorted((e for e in graph.externs if e.op == op), key=lambda e: e.order)
+        if len(keys) == len(calls):
+            found.update({call.order: key for call, key in zip(calls, keys)})
+    return found
+
+
 def graph_fusion(graph: Graph, provenance: dict) -> GraphFusion:
     """Fusion summary of `graph`: ops before fusion, kernels after, externs, unfused ops, data flow."""
     fusions = {k.name: kernel_fusion(graph, k, provenance) for k in graph.kernels}
     nodes, edges = data_flow(graph, fusions)
-    by_id = {n.id: n for n in nodes}
 
     ops_before: Counter[str] = Counter()
     for kf in fusions.values():
         for op, n in kf.op_counts.items():
             ops_before[op] += n * max(kf.launches, 1)
     externs: list[ExternFusion] = []
-    for i, extern in enumerate(sorted(graph.externs, key=lambda e: e.order)):
+    handles = _extern_handles(graph, provenance)
+    for extern in sorted(graph.externs, key=lambda e: e.order):
         ops_before[op_short_name(extern.op)] += 1
-        handle = f"{extern.op}:{extern.order}"
-        lines = source_lines_for(extern.op, provenance, (handle,))
+        handle = handles.get(extern.order)
+        lines = source_lines_for(extern.op, provenance, (handle,)) if handle else ()
         externs.append(ExternFusion(extern.op, extern.order, extern.out, lines))
+    lines_by_id = {f"e{i}": e.source_lines for i, e in enumerate(externs)}
+    lines_by_id |= {n.id: fusions[n.name].source_lines for n in nodes if n.kind == "kernel"}
+    nodes = tuple(replace(n, lines=_short_lines(lines_by_id.get(n.id, ()))) for n in nodes)
+    by_id = {n.id: n for n in nodes}
 
     unfused: list[Unfused] = []
     kernel_ids = {n.name: n.id for n in nodes if n.kind == "kernel"}

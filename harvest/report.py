@@ -80,20 +80,23 @@ def mermaid_flowchart(graph: dict[str, Any]) -> str:
     lines = ["flowchart TD"]
     for node in flow["nodes"]:
         node_id = mermaid_id(node["id"])
+        where = _html(", ".join(node.get("lines", [])))
         if node["kind"] == "kernel":
-            parts = [f"<b>{_html(display.get(node['name'], node['name']))}</b>"]
-            if display.get(node["name"], node["name"]) != node["name"]:
+            name = display.get(node["name"], node["name"])
+            parts = [f"<b>{_html(name)}</b>"]
+            if name != node["name"]:
                 parts.append(f"<i>{_html(node['name'])}</i>")
             parts += [_html(line) for line in _wrap_ops(node["ops"])]
+            parts += [f"<small>{where}</small>"] if where else []
             lines.append(f"    {node_id}[{_quoted_html('<br/>'.join(parts))}]:::kernel")
         elif node["kind"] == "extern":
-            lines.append(f"    {node_id}[[{_quoted_html('extern: ' + _html(node['name']))}]]:::extern")
+            parts = [f"<b>{_html(node['name'])}</b>", "extern call"] + ([f"<small>{where}</small>"] if where else [])
+            lines.append(f"    {node_id}[[{_quoted_html('<br/>'.join(parts))}]]:::extern")
         else:
-            label = mermaid_label(("input: " if node["kind"] == "input" else "output: ") + node["name"])
-            lines.append(f"    {node_id}([{label}]):::io")
+            lines.append(f"    {node_id}([{mermaid_label(node['name'])}]):::io")
     for edge in flow["edges"]:
         buffers = edge["buffers"]
-        label = ", ".join(buffers) if len(buffers) <= 2 else f"{len(buffers)} buffers"
+        label = ", ".join(buffers) if len(buffers) <= 3 else f"{len(buffers)} buffers"
         lines.append(f"    {mermaid_id(edge['src'])} -->|{mermaid_label(label)}| {mermaid_id(edge['dst'])}")
     lines += [
         "    classDef kernel fill:#e8f1fb,stroke:#2f6db5,color:#111",
@@ -166,9 +169,12 @@ def _bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
         lines.append(f"  - `{e['op']}` writes `{e.get('out')}`, from {_source_text(e.get('source_lines'))}")
     unfused = fusion.get("unfused", [])
     lines.append(f"- Ops that did not fuse: {len(unfused) or 'none'}")
-    for u in unfused:
-        where = display.get(u["where"], u["where"])
-        lines.append(f"  - `{u['op']}`: {u['how']} (`{where}`): {u['reason']}")
+    grouped: dict[tuple[str, str, str, str], int] = {}
+    for u in unfused:  # identical entries (two addmm extern calls) become one line with a count
+        key = (u["op"], u["how"], display.get(u["where"], u["where"]), u["reason"])
+        grouped[key] = grouped.get(key, 0) + 1
+    for (op, how, where, reason), n in grouped.items():
+        lines.append(f"  - `{op}`{f' ×{n}' if n > 1 else ''}: {how} (`{where}`): {reason}")
     boundaries = fusion.get("boundaries", [])
     if boundaries:
         lines.append("- Kernel boundaries (a buffer one kernel writes and another reads):")
