@@ -67,11 +67,11 @@ class Kernel:
     constants: dict[str, Any] = field(default_factory=dict)  # triton_meta["constants"]
     configs: tuple[dict[str, Any], ...] = ()  # triton_meta["configs"] with keys as strings "(1,)" for JSON
     inductor_meta: dict[str, Any] = field(default_factory=dict)
-    triton_meta: dict[str, Any] = field(default_factory=dict)  # all of it as written (device, enable_fp_fusion, ...)
     heuristic: str = ""  # decorator name: "pointwise", "reduction", "persistent_reduction", "template", ...
     heuristic_args: dict[str, Any] = field(default_factory=dict)  # other decorator kwargs (reduction_hint, ...)
     comment: KernelComment = field(default_factory=KernelComment)
     standalone_reason: str | None = None  # why it cannot become a standalone module; None when it can
+    triton_meta: dict[str, Any] = field(default_factory=dict)  # all of it as written (device, enable_fp_fusion, ...)
 
     @property
     def params(self) -> tuple[str, ...]:

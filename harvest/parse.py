@@ -64,7 +64,10 @@ PARTITION_CALL = m.Call(
 )
 PARTITION_ARGS = m.Assign(targets=[m.AssignTarget(m.Name(value=m.MatchRegex(r"partition\d+_args")))])
 HEURISTIC = m.Call(func=m.Attribute(value=m.Name("triton_heuristics")))
-CONSTEXPR = m.Annotation(m.Attribute(value=m.Name("tl"), attr=m.Name("constexpr")) | m.Name("constexpr"))
+CONSTEXPR = m.Annotation(
+    m.Attribute(value=m.Name("tl"), attr=m.Name("constexpr")) | m.Name("constexpr") | m.SimpleString('"tl.constexpr"')
+)
+KEYWORD_RECORD = m.Name("DeviceProperties") | m.Name("AttrsDescriptor") | m.Name("instance_descriptor")
 EXTERN_ROOTS = ("extern_kernels", "aten", "prims", "inductor_ops", "_quantized", "torch.ops")
 
 # -- kernel kinds ----------------------------------------------------------------------------------------------------
@@ -128,7 +131,10 @@ def parse_output_code(source: str, name: str = "g0_unknown", role: GraphRole = "
     }
     kernels = [kernel for kernel, _ in kernels_by_name.values()]
 
-    examples, scalars = _read_get_args(gathered.functions.get("get_args"))
+    # newer torch writes get_args(); older versions built the example inputs inside benchmark_compiled_module()
+    examples, scalars = _read_get_args(
+        gathered.functions.get("get_args") or gathered.functions.get("benchmark_compiled_module")
+    )
     placeholders = {
         node.name: node.meta
         for kernel in kernels
@@ -182,21 +188,20 @@ def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> ParseError:
     tokens: list[tokenize.TokenInfo] = []
     try:
         tokens.extend(tokenize.generate_tokens(io.StringIO(source).readline))
-    except tokenize.TokenError as tok:
-        line_no = tok.args[1][0] if len(tok.args) > 1 else 0
+    except (tokenize.TokenError, SyntaxError) as tok:
+        line_no = tok.args[1][0] if isinstance(tok, tokenize.TokenError) and len(tok.args) > 1 else 0
         names = [t.string for t in tokens if t.start[0] == line_no and t.type == tokenize.NAME]
         if names[1:3] == ["async_compile", "triton"]:
             return ParseError(
                 f"truncated: async_compile.triton(...) string for {names[0]} is not closed (opened at line {line_no});"
                 " the file was cut short, capture it again"
             )
-        return ParseError(f"truncated at line {line_no}: {tok.args[0]}; the file was cut short, capture it again")
-    except SyntaxError:
-        pass  # an indentation error: libcst's message below says the same thing
-    message = exc.message.splitlines()[0] if exc.message else "syntax error"
-    return ParseError(
-        f"not valid Python at line {exc.raw_line}: {message}; pass the untouched output_code.py Inductor wrote"
-    )
+    line, message = exc.raw_line, exc.message.splitlines()[0] if exc.message else "syntax error"
+    try:
+        compile(source, "output_code.py", "exec", flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as py_exc:  # CPython's message names the real problem ("'(' was never closed")
+        line, message = py_exc.lineno or line, py_exc.msg
+    return ParseError(f"not valid Python at line {line}: {message}; pass the untouched output_code.py Inductor wrote")
 
 
 class _ModuleGatherer(cst.CSTVisitor):
@@ -749,7 +754,7 @@ def _device(node: cst.BaseExpression | None) -> str:
 def _plain(node: cst.BaseExpression) -> Any:
     """A literal as a JSON-able Python value: dicts, lists, str, int, float, bool, None.
 
-    `set()` -> [], a call of keyword arguments (`DeviceProperties(...)`) -> dict of them, `X.from_dict(d)` -> d,
+    `set()` -> [], `DeviceProperties(...)` / `AttrsDescriptor(...)` -> dict of their kwargs, `X.from_dict(d)` -> d,
     tuple dict keys -> their repr ("(1,)"); anything else -> its source text.
     """
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
@@ -767,7 +772,7 @@ def _plain(node: cst.BaseExpression) -> Any:
         return []
     if m.matches(node, m.Call(func=m.Attribute(attr=m.Name("from_dict")), args=[m.Arg(keyword=None)])):
         return _plain(cst.ensure_type(node, cst.Call).args[0].value)
-    if m.matches(node, m.Call(func=m.Name(), args=[m.ZeroOrMore(m.Arg(keyword=m.Name()))])):
+    if m.matches(node, m.Call(func=KEYWORD_RECORD, args=[m.ZeroOrMore(m.Arg(keyword=m.Name()))])):
         return {key: _plain(value) for key, value in _kwargs(cst.ensure_type(node, cst.Call)).items()}
     return _code(node).strip()
 

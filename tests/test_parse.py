@@ -367,3 +367,385 @@ def test_parse_tensor_meta(text: str, meta: TensorMeta) -> None:
 def test_parse_tensor_meta_rejects_garbage() -> None:
     with pytest.raises(ValueError, match="not a tensor meta string"):
         parse_tensor_meta("Tensor")
+
+
+# -- older wrapper formats (short synthetic modules, shaped like what those versions wrote) --------------------------
+
+HEADER = '''\
+from ctypes import c_void_p, c_long
+import torch
+from torch._inductor.async_compile import AsyncCompile
+from torch._inductor.select_algorithm import extern_kernels
+from torch._inductor.runtime.triton_heuristics import grid, split_scan_grid, start_graph, end_graph
+from torch._C import _cuda_getCurrentRawStream as get_raw_stream
+
+aten = torch.ops.aten
+assert_size_stride = torch._C._dynamo.guards.assert_size_stride
+empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda
+reinterpret_tensor = torch._C._dynamo.guards._reinterpret_tensor
+async_compile = AsyncCompile()
+'''
+
+TORCH_2_4 = HEADER + """
+
+# kernel path: /tmp/torchinductor_root/ab/cabc.py
+# Source Nodes: [mul, sum_1], Original ATen: [aten.mul, aten.sum]
+triton_red_fused_mul_sum_0 = async_compile.triton('triton_', '''
+import triton
+import triton.language as tl
+from triton.compiler.compiler import AttrsDescriptor
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, instance_descriptor, DeviceProperties
+
+@triton_heuristics.reduction(
+    size_hints=[64, 1024],
+    reduction_hint=ReductionHint.INNER,
+    filename=__file__,
+    triton_meta={'signature': {0: '*fp32', 1: '*fp32', 2: 'i32', 3: 'i32'}, 'device': DeviceProperties(type='cuda', index=0, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, multi_processor_count=132), 'constants': {}, 'configs': [AttrsDescriptor(divisible_by_16=(0, 1, 2, 3), equal_to_1=())]},
+    inductor_meta={'autotune_hints': set(), 'kernel_name': 'triton_red_fused_mul_sum_0', 'mutated_arg_names': [], 'no_x_dim': False, 'num_load': 1, 'num_reduction': 1, 'backend_hash': 'A1B2', 'are_deterministic_algorithms_enabled': False}
+)
+@triton.jit
+def triton_(in_ptr0, out_ptr0, xnumel, rnumel, XBLOCK : tl.constexpr, RBLOCK : tl.constexpr):
+    xnumel = 64
+    rnumel = 1024
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rbase = tl.arange(0, RBLOCK)[None, :]
+    x0 = xindex
+    _tmp2 = tl.full([XBLOCK, RBLOCK], 0, tl.float32)
+    for roffset in range(0, rnumel, RBLOCK):
+        rindex = roffset + rbase
+        rmask = rindex < rnumel
+        r1 = rindex
+        tmp0 = tl.load(in_ptr0 + (r1 + (1024*x0)), rmask & xmask, other=0.0)
+        tmp1 = tl.broadcast_to(tmp0 * tmp0, [XBLOCK, RBLOCK])
+        _tmp2 = tl.where(rmask & xmask, _tmp2 + tmp1, _tmp2)
+    tmp2 = tl.sum(_tmp2, 1)[:, None]
+    tl.store(out_ptr0 + (x0), tmp2, xmask)
+''', device_str='cuda')
+
+
+async_compile.wait(globals())
+del async_compile
+
+def call(args):
+    arg0_1, = args
+    args.clear()
+    assert_size_stride(arg0_1, (64, 1024), (1024, 1))
+    with torch.cuda._DeviceGuard(0):
+        torch.cuda.set_device(0)
+        buf0 = empty_strided_cuda((64, ), (1, ), torch.float32)
+        # Source Nodes: [mul, sum_1], Original ATen: [aten.mul, aten.sum]
+        stream0 = get_raw_stream(0)
+        triton_red_fused_mul_sum_0.run(arg0_1, buf0, 64, 1024, grid=grid(64), stream=stream0)
+        del arg0_1
+    return (buf0, )
+
+
+def benchmark_compiled_module(times=10, repeat=10):
+    from torch._dynamo.testing import rand_strided
+    from torch._inductor.utils import print_performance
+    arg0_1 = rand_strided((64, 1024), (1024, 1), device='cuda:0', dtype=torch.float32)
+    fn = lambda: call([arg0_1])
+    return print_performance(fn, times=times, repeat=repeat)
+"""
+
+TORCH_2_6 = "# AOT ID: ['0_inference']\n" + HEADER + """
+
+# kernel path: /tmp/torchinductor_root/xy/cxyz.py
+# Topologically Sorted Source Nodes: [square, square_1], Original ATen: [aten.pow]
+# Source node to ATen node mapping:
+#   square => pow_1
+#   square_1 => pow_2
+# Graph fragment:
+#   %pow_1 : [num_users=1] = call_function[target=torch.ops.aten.pow.Tensor_Scalar](args = (%arg1_1, 2), kwargs = {})
+#   %pow_2 : [num_users=1] = call_function[target=torch.ops.aten.pow.Tensor_Scalar](args = (%pow_1, 2), kwargs = {})
+triton_poi_fused_pow_0 = async_compile.triton('triton_poi_fused_pow_0', '''
+import triton
+import triton.language as tl
+from triton.compiler.compiler import AttrsDescriptor
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+
+@triton_heuristics.pointwise(
+    size_hints={'x': 1024},
+    filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, warp_size=32), 'constants': {}, 'configs': [AttrsDescriptor.from_dict({'arg_properties': {'tt.divisibility': (0, 1), 'tt.equal_to': ()}, 'cls': 'AttrsDescriptor'})]},
+    inductor_meta={'autotune_hints': set(), 'kernel_name': 'triton_poi_fused_pow_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': False, 'num_load': 1, 'num_reduction': 0},
+    min_elem_per_thread=0
+)
+@triton.jit
+def triton_poi_fused_pow_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tmp1 = tmp0 * tmp0
+    tl.store(out_ptr0 + (x0), tmp1 * tmp1, xmask)
+''', device_str='cuda')
+
+
+async_compile.wait(globals())
+del async_compile
+
+def call(args):
+    arg0_1, arg1_1 = args
+    args.clear()
+    s0 = arg0_1
+    assert_size_stride(arg1_1, (s0, 32), (32, 1))
+    with torch.cuda._DeviceGuard(0):
+        torch.cuda.set_device(0)
+        ps0 = 32*s0
+        buf0 = empty_strided_cuda((s0, 32), (32, 1), torch.float32)
+        # Topologically Sorted Source Nodes: [square, square_1], Original ATen: [aten.pow]
+        stream0 = get_raw_stream(0)
+        triton_poi_fused_pow_0.run(arg1_1, buf0, ps0, grid=grid(ps0), stream=stream0)
+        del arg1_1
+    return (buf0, )
+
+
+def benchmark_compiled_module(times=10, repeat=10):
+    from torch._dynamo.testing import rand_strided
+    from torch._inductor.utils import print_performance
+    arg0_1 = 8
+    arg1_1 = rand_strided((8, 32), (32, 1), device='cuda:0', dtype=torch.float32)
+    fn = lambda: call([arg0_1, arg1_1])
+    return print_performance(fn, times=times, repeat=repeat)
+"""
+
+
+def test_torch_2_4_format() -> None:
+    graph = parse_output_code(TORCH_2_4, name="g0_inference", role="inference")
+    assert (graph.name, graph.role, graph.aot_id, graph.unparsed) == ("g0_inference", "inference", "", ())
+    (kernel,) = graph.kernels
+    assert kernel.name == "triton_red_fused_mul_sum_0"  # the variable; the string said 'triton_'
+    assert (kernel.kind, kernel.standalone_reason) == ("reduction", None)
+    assert kernel.size_hints == {"x": 64, "r0_": 1024}
+    assert kernel.signature == {
+        "in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "rnumel": "i32",
+        "XBLOCK": "constexpr", "RBLOCK": "constexpr",
+    }  # fmt: skip
+    assert kernel.configs == ({"divisible_by_16": [0, 1, 2, 3], "equal_to_1": []},)
+    assert kernel.triton_meta["device"]["cc"] == 90
+    assert kernel.comment.source_nodes == ("mul", "sum_1") and kernel.comment.aten_ops == ("aten.mul", "aten.sum")
+    assert kernel.comment.fragment == ()
+    (launch,) = graph.launches
+    assert launch.grid == "grid(64)" and launch.function == "call"
+    assert [(a.param, a.buffer or a.value) for a in launch.args] == [
+        ("in_ptr0", "arg0_1"), ("out_ptr0", "buf0"), ("xnumel", 64), ("rnumel", 1024)
+    ]  # fmt: skip
+    assert graph.buffers["arg0_1"].meta == TensorMeta((64, 1024), (1024, 1), "float32", "cuda")
+    assert graph.outputs == ("buf0",)
+
+
+def test_torch_2_6_format_without_runner() -> None:
+    graph = parse_output_code(TORCH_2_6)
+    assert graph.aot_id == "0_inference" and graph.unparsed == ()
+    (kernel,) = graph.kernels
+    assert kernel.size_hints == {"x": 1024}
+    assert kernel.signature == {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32", "XBLOCK": "constexpr"}
+    assert kernel.configs == ({"arg_properties": {"tt.divisibility": [0, 1], "tt.equal_to": []}, "cls": "AttrsDescriptor"},)
+    pow_1, pow_2 = kernel.comment.fragment
+    assert (pow_1.name, pow_1.target, pow_1.meta, pow_1.num_users) == ("pow_1", "aten.pow.Tensor_Scalar", None, 1)
+    assert pow_2.args == "%pow_1, 2" and kernel.comment.fragment_return == ()
+    assert graph.symbols == ("s0", "ps0") and graph.scalar_values == {"arg0_1": 8, "s0": 8}
+    assert graph.buffers["arg1_1"].meta == TensorMeta(("s0", 32), (32, 1), "float32", "cuda")
+    assert graph.buffers["buf0"].meta.shape == ("s0", 32)
+    (launch,) = graph.launches
+    assert [(a.param, a.expr, a.buffer) for a in launch.args] == [
+        ("in_ptr0", "arg1_1", "arg1_1"), ("out_ptr0", "buf0", "buf0"), ("xnumel", "ps0", None)
+    ]  # fmt: skip
+    assert launch.grid == "grid(ps0)"
+
+
+def _kernel(name: str, decorator: str, params: str, body: str = "    pass\n", var: str | None = None) -> str:
+    """One `name = async_compile.triton(...)` definition with the imports Inductor puts in every kernel."""
+    source = f"""
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+
+{decorator}
+@triton.jit
+def {name}({params}):
+{body}"""
+    return f"{var or name} = async_compile.triton('{name}', '''{source}''', device_str='cuda')\n\n\n"
+
+
+META = "triton_meta={'signature': %s, 'device': DeviceProperties(type='cuda', index=0), 'constants': {}, 'configs': []}"
+
+PARTITIONED = HEADER + _kernel(
+    "triton_poi_fused_sin_0",
+    "@triton_heuristics.pointwise(size_hints={'x': 128}, filename=__file__, "
+    + META % "{'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}"
+    + ", inductor_meta={'kernel_name': 'triton_poi_fused_sin_0'})",
+    "in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr",
+) + '''
+async_compile.wait(globals())
+del async_compile
+
+def partition_0(args):
+    arg0_1, = args
+    args.clear()
+    with torch.cuda._DeviceGuard(0):
+        buf0 = empty_strided_cuda((100, ), (1, ), torch.float32)
+        stream0 = get_raw_stream(0)
+        triton_poi_fused_sin_0.run(arg0_1, buf0, 100, stream=stream0)
+        del arg0_1
+    return (buf0, )
+
+
+class Runner:
+    def __init__(self, partitions):
+        self.partitions = partitions
+
+    def call(self, args):
+        arg0_1, = args
+        args.clear()
+        assert_size_stride(arg0_1, (100, ), (1, ))
+        partition0_args = [arg0_1]
+        del arg0_1
+        (buf0, ) = self.partitions[0](partition0_args)
+        del partition0_args
+        buf1 = torch.ops.aten.nonzero.default(buf0)
+        buf2 = buf1
+        print("not Inductor")
+        return (buf0, buf2, )
+
+runner = Runner(partitions=[partition_0,])
+call = runner.call
+'''
+
+
+def test_graph_partitions_and_fallback_ops() -> None:
+    graph = parse_output_code(PARTITIONED)
+    (launch,) = graph.launches
+    assert (launch.function, launch.order) == ("partition_0", 0)
+    assert [a.buffer or a.value for a in launch.args] == ["arg0_1", "buf0", 100]
+    (extern,) = graph.externs
+    assert (extern.op, extern.args, extern.out, extern.order) == ("torch.ops.aten.nonzero.default", ("buf0",), "buf1", 1)
+    assert graph.buffers["buf0"].meta == TensorMeta((100,), (1,), "float32", "cuda")
+    assert "buf1" not in graph.buffers  # a fallback op's result: no meta in the wrapper
+    assert graph.outputs == ("buf0", "buf2")
+    assert graph.unparsed == ('print("not Inductor")',)
+
+
+ODD_KERNELS = HEADER + "".join(
+    [
+        _kernel(
+            "triton_tem_fused_mm_0",
+            "@triton_heuristics.template(num_stages=3, num_warps=4, "
+            + META % "{'arg_A': '*fp32', 'arg_B': '*fp32', 'out_ptr0': '*fp32'}"
+            + ", inductor_meta={'kernel_name': 'triton_tem_fused_mm_0'})",
+            "arg_A, arg_B, out_ptr0",
+        ),
+        _kernel(
+            "add_kernel",
+            "@triton_heuristics.user_autotune(configs=[], inductor_meta={}, "
+            + META % "{'in_ptr0': '*fp32', 'out_ptr': '*fp32', 'n_elements': 'i32', 'BLOCK_SIZE': 'constexpr'}"
+            + ", filename=__file__, custom_kernel=True)",
+            'in_ptr0, out_ptr, n_elements, BLOCK_SIZE: "tl.constexpr"',
+            var="add_kernel_0",
+        ),
+        _kernel(
+            "triton_for_fused_0",
+            "@triton_heuristics.foreach(num_warps=8, " + META % "{'in_ptr0': '*fp32', 'out_ptr0': '*fp32'}" + ")",
+            "in_ptr0, out_ptr0",
+        ),
+        _kernel(
+            "triton_poi_fused_1",
+            "@triton_heuristics.pointwise(size_hints={'x': 16}, triton_meta=make_meta(), inductor_meta={})",
+            "in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr",
+        ),
+        "triton_poi_fused_2 = async_compile.triton('triton_poi_fused_2', '''def broken(:''', device_str='cuda')\n",
+    ]
+) + '''
+def call(args):
+    arg0_1, arg1_1 = args
+    args.clear()
+    buf0 = empty_strided_cuda((64, 64), (64, 1), torch.float32)
+    triton_tem_fused_mm_0.run(arg0_1, arg1_1, buf0, 4, 1, 1, stream=stream0)
+    add_kernel_0.run(arg0_1, buf0, 4096, stream=stream0)
+    triton_poi_fused_1.run(arg0_1, buf0, 16, stream=stream0)
+    triton_poi_fused_2.run(arg0_1, buf0, stream=stream0)
+    return (buf0, )
+'''
+
+
+def test_odd_kernels_get_a_reason_not_an_exception() -> None:
+    graph = parse_output_code(ODD_KERNELS)
+    kernels = {k.name: k for k in graph.kernels}
+    assert [k.kind for k in graph.kernels] == ["template", "user", "foreach", "pointwise", "pointwise"]
+    assert kernels["triton_tem_fused_mm_0"].standalone_reason.startswith("template kernel")
+    assert kernels["triton_tem_fused_mm_0"].heuristic_args == {"num_stages": 3, "num_warps": 4}
+    assert kernels["add_kernel_0"].standalone_reason.startswith("user-defined Triton kernel")
+    assert kernels["triton_for_fused_0"].standalone_reason.startswith("foreach/combo kernel")
+    assert kernels["triton_poi_fused_1"].standalone_reason == "could not read decorator: triton_meta is not a literal"
+    assert kernels["triton_poi_fused_2"].standalone_reason.startswith("could not read kernel source")
+    template, user, odd, broken = graph.launches
+    assert [a.param for a in template.args] == ["arg_A", "arg_B", "out_ptr0", "<extra 3>", "<extra 4>", "<extra 5>"]
+    assert [a.param for a in user.args] == ["in_ptr0", "out_ptr", "n_elements"]  # BLOCK_SIZE is constexpr
+    assert [a.param for a in odd.args] == ["in_ptr0", "out_ptr0", "xnumel"]  # from the def when the meta is unreadable
+    assert [a.param for a in broken.args] == ["<extra 0>", "<extra 1>"]
+    assert graph.unparsed == ()
+
+
+def test_graph_of_only_extern_calls_is_legal() -> None:
+    source = HEADER + '''
+def call(args):
+    arg0_1, arg1_1 = args
+    args.clear()
+    assert_size_stride(arg0_1, (16, 32), (32, 1))
+    assert_size_stride(arg1_1, (32, 8), (8, 1))
+    buf0 = empty_strided_cuda((16, 8), (8, 1), torch.float32)
+    extern_kernels.mm(arg0_1, arg1_1, out=buf0)
+    return (buf0, )
+'''
+    graph = parse_output_code(source)
+    assert graph.kernels == () and graph.launches == () and graph.unparsed == ()
+    assert graph.externs[0].op == "extern_kernels.mm" and graph.externs[0].out == "buf0"
+    assert graph.buffers["arg1_1"].meta == TensorMeta((32, 8), (8, 1), "", "")  # no get_args(): dtype unknown
+
+
+# -- corrupt input ---------------------------------------------------------------------------------------------------
+
+
+def _parse_error(source: str) -> str:
+    with pytest.raises(ParseError) as info:
+        parse_output_code(source)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_not_python() -> None:
+    source = (CUDA / "square_compile/graph_000.py").read_text()
+    lines = source.splitlines()
+    index = next(i for i, line in enumerate(lines) if "args.clear()" in line)
+    lines[index] = "        args.clear("
+    message = _parse_error("\n".join(lines) + "\n")
+    assert message == (
+        f"not valid Python at line {index + 1}: '(' was never closed; pass the untouched output_code.py Inductor wrote"
+    )
+    assert "output_code.py" in message
+
+
+def test_truncated_inside_a_kernel_string() -> None:
+    source = (CPU / "small_model/graph_000.py").read_text()
+    cut = source[: source.index("tmp0 = tl.load", source.index("triton_poi_fused_gelu_view_1 = async_compile"))]
+    line = cut.count("\n", 0, cut.index("triton_poi_fused_gelu_view_1 = async_compile")) + 1
+    assert _parse_error(cut) == (
+        f"truncated: async_compile.triton(...) string for triton_poi_fused_gelu_view_1 is not closed "
+        f"(opened at line {line}); the file was cut short, capture it again"
+    )
+
+
+def test_python_without_call() -> None:
+    source = (Path(__file__).parent.parent / "harvest/errors.py").read_text()
+    assert _parse_error(source).startswith("no call() function found: is this an Inductor output_code.py?")
+    assert _parse_error("").startswith("no call() function found")
