@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvest import __version__
-from harvest.capture.artifacts import load_artifact, looks_like_output_code
+from harvest.capture.artifacts import capture_record, load_artifact, looks_like_output_code, raw_capture_dir
 from harvest.capture.runner import RunOutcome, run_target
 from harvest.errors import HarvestError, NoGraphsError, ParseError, TargetError, TimeoutError_, UsageError
 from harvest.fusion import graph_fusion, kernel_fusion
@@ -40,6 +40,10 @@ class ExtractResult:
 
 
 def default_out_dir(target: Path) -> Path:
+    """extracted/<script stem>; an extraction (or its raw/) given as target is replayed in place."""
+    raw = raw_capture_dir(target) if target.is_dir() else None
+    if raw is not None:
+        return raw.parent
     stem = target.stem if target.is_file() else target.name
     return Path("extracted") / stem
 
@@ -83,7 +87,10 @@ def extract(
         capture = outcome.capture
 
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
-    write_raw(out, raw_sources)  # before anything can fail: nothing captured is ever lost
+    target_text = capture.target  # a replayed raw/ keeps the original target, so its output is identical
+    replay = target.is_dir() and (out.resolve() == target.resolve() or out.resolve() == target.resolve().parent)
+    if not replay:  # replaying an extraction in place: its raw/ is the input, leave it as it is
+        write_raw(out, raw_sources, capture_record(capture))  # before anything can fail: nothing captured is ever lost
     _raise_for_run(outcome, capture, out)
     if not capture.graphs:
         raise NoGraphsError(
@@ -100,8 +107,8 @@ def extract(
 
     manifest = {
         "harvest_version": __version__,
-        "target": str(target),
-        "command": ["harvest", "extract", str(target), *(["--", *args] if args else [])],
+        "target": target_text,
+        "command": ["harvest", "extract", target_text, *(["--", *capture.command] if capture.command else [])],
         "mode": capture.mode,
         "device": capture.device,
         "gpu": capture.gpu_name,
@@ -113,7 +120,8 @@ def extract(
     files["report.md"] = render_report(manifest)
     manifest["generated_files"] = {path: sha256(text) for path, text in sorted(files.items())}
     result.writes = write_generated(out, files, force=force)
-    remove_stale_raw(out, set(raw_sources))
+    if not replay:
+        remove_stale_raw(out, set(raw_sources))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     result.manifest = manifest
     result.modules = [out / path for path in files if path.endswith(".py")]

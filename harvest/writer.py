@@ -41,9 +41,11 @@ def ensure_writable(out_dir: Path) -> None:
         raise OutputError(f"cannot write to output directory {out_dir}: {exc.strerror or exc}; pick another with -o/--out") from exc
 
 
-def write_raw(out_dir: Path, graphs: dict[str, str]) -> list[str]:
-    """Write raw/<graph>/output_code.py for every captured graph; returns the relative paths."""
-    paths = []
+def write_raw(out_dir: Path, graphs: dict[str, str], record: dict) -> list[str]:
+    """Write raw/<graph>/output_code.py for every captured graph and raw/capture.json; returns the relative paths."""
+    (out_dir / "raw").mkdir(parents=True, exist_ok=True)
+    (out_dir / "raw" / "capture.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    paths = ["raw/capture.json"]
     for name, source in graphs.items():
         path = out_dir / "raw" / name / "output_code.py"
         path.parent.mkdir(parents=True, exist_ok=True)

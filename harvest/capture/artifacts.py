@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 
 from harvest.errors import ParseError, UsageError
-from harvest.model import Capture, CapturedGraph
+from harvest.model import AutotuneWinner, Capture, CapturedGraph
+
+CAPTURE_JSON = "capture.json"
 
 # An Inductor wrapper module always defines these; a user's script almost never does.
 _WRAPPER_MARKERS = ("async_compile = AsyncCompile()", "from torch._inductor")
@@ -113,9 +115,80 @@ def load_trace(path: Path) -> Capture:
     return _capture(path, graphs)
 
 
+def capture_record(capture: Capture) -> dict:
+    """What raw/capture.json keeps beside the raw sources, so a replay reproduces the extraction exactly."""
+    return {
+        "target": capture.target,
+        "command": list(capture.command),
+        "mode": capture.mode,
+        "device": capture.device,
+        "gpu": capture.gpu_name,
+        "torch": capture.torch_version,
+        "triton": capture.triton_version,
+        "graphs": [
+            {
+                "name": g.name,
+                "index": g.index,
+                "aot_id": g.aot_id,
+                "compile_id": g.compile_id,
+                "provenance": g.provenance,
+                "winners": {
+                    name: {"kwargs": w.kwargs, "num_warps": w.num_warps, "num_stages": w.num_stages, "chosen_by": w.chosen_by}
+                    for name, w in sorted(g.winners.items())
+                },
+            }
+            for g in capture.graphs
+        ],
+    }
+
+
+def load_raw_capture(raw_dir: Path) -> Capture:
+    """Replay an extraction's raw/ directory (output_code.py per graph + capture.json): no run, same output."""
+    try:
+        record = json.loads((raw_dir / CAPTURE_JSON).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ParseError(f"{raw_dir / CAPTURE_JSON} is not valid JSON ({exc}); re-run the extraction from the script") from exc
+    graphs = []
+    for entry in record["graphs"]:
+        source_path = raw_dir / entry["name"] / "output_code.py"
+        if not source_path.exists():
+            raise ParseError(f"{source_path} is missing, but {raw_dir / CAPTURE_JSON} lists it; re-run the extraction from the script")
+        graphs.append(
+            CapturedGraph(
+                index=entry["index"],
+                aot_id=entry["aot_id"],
+                compile_id=entry["compile_id"],
+                source=source_path.read_text(encoding="utf-8"),
+                provenance=entry["provenance"],
+                winners={name: AutotuneWinner(**w) for name, w in entry["winners"].items()},
+            )
+        )
+    return Capture(
+        target=record["target"],
+        command=tuple(record["command"]),
+        device=record["device"],
+        torch_version=record["torch"],
+        triton_version=record["triton"],
+        gpu_name=record["gpu"],
+        graphs=tuple(graphs),
+        mode=record["mode"],
+    )
+
+
+def raw_capture_dir(path: Path) -> Path | None:
+    """The raw/ directory of an extraction (given the extraction dir or raw/ itself), if it has a capture.json."""
+    for candidate in (path / "raw", path):
+        if (candidate / CAPTURE_JSON).is_file():
+            return candidate
+    return None
+
+
 def load_artifact(path: Path) -> Capture:
     """Read any supported artifact; one clear error for anything else."""
     if path.is_dir():
+        raw = raw_capture_dir(path)
+        if raw is not None:
+            return load_raw_capture(raw)
         if any(path.rglob("output_code.py")):
             return load_debug_dir(path)
         if any(path.glob("*.log")):
