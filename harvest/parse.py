@@ -310,7 +310,7 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
     if fn is None:
         return replace(base, standalone_reason="could not find the @triton.jit function in the kernel source"), ()
     params = [p.name.value for p in fn.params.params]
-    constexpr = {p.name.value for p in fn.params.params if p.annotation is not None and m.matches(p.annotation, CONSTEXPR)}
+    constexpr = {p.name.value for p in fn.params.params if p.annotation and m.matches(p.annotation, CONSTEXPR)}
     decorator = next((d.decorator for d in fn.decorators if m.matches(d.decorator, HEURISTIC)), None)
     if decorator is None:
         runtime = tuple(p for p in params if p not in constexpr)
@@ -327,8 +327,8 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
     if isinstance(inductor_meta, dict) and "combo_grid_meta" in inductor_meta:
         kind = "foreach"
 
-    problems = [f"{label} is not a literal" for label, value in (("triton_meta", triton_meta),
-                ("inductor_meta", inductor_meta)) if not isinstance(value, dict)]  # fmt: skip
+    metas = {"triton_meta": triton_meta, "inductor_meta": inductor_meta}
+    problems = [f"{label} is not a literal" for label, value in metas.items() if not isinstance(value, dict)]
     triton_meta = triton_meta if isinstance(triton_meta, dict) else {}
     signature = triton_meta.get("signature", {})
     if not isinstance(signature, dict):
@@ -572,11 +572,12 @@ class _CallReader(cst.CSTVisitor):
             positional = _positional(cst.ensure_type(value, cst.Call))
             self._add_view(target, cst.ensure_type(positional[0], cst.Name).value, positional[1:])
             return True
-        source = _tensor_name(value) if isinstance(value, cst.Name) else None
+        source = value.value if isinstance(value, cst.Name) else None
         if source in self.buffers:
             self._add_alias(target, self.buffers[source])
             return True
-        if source in self.tensors or m.matches(value, m.Subscript(value=m.Name(m.MatchIfTrue(self.tensors.__contains__)))):
+        item_of_tensor = m.Subscript(value=m.Name(m.MatchIfTrue(self.tensors.__contains__)))
+        if source in self.tensors or m.matches(value, item_of_tensor):
             self.tensors.add(target)  # a tensor without known meta, or an item of a fallback op's tuple result
             return True
         if self._is_symbolic(value):
@@ -760,7 +761,8 @@ def _plain(node: cst.BaseExpression) -> Any:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else _code(node)
-    if m.matches(node, m.Integer() | m.Float() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())):
+    number = m.Integer() | m.Float()
+    if m.matches(node, number | m.UnaryOperation(operator=m.Minus(), expression=number)):
         return ast.literal_eval(_code(node))
     if m.matches(node, m.Name("True") | m.Name("False") | m.Name("None")):
         return {"True": True, "False": False, "None": None}[cst.ensure_type(node, cst.Name).value]
