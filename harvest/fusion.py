@@ -191,6 +191,16 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ""
 
 
+def _pointer_names(expr: cst.BaseExpression) -> set[str]:
+    """The pointer a tl.load/tl.store addresses: `in_ptr0 + (x0 + ks0*x1)` -> {in_ptr0} (the leftmost term)."""
+    base = expr
+    while isinstance(base, cst.BinaryOperation):
+        base = base.left
+    if isinstance(base, cst.Name):
+        return {base.value}
+    return {n.value for n in m.findall(expr, m.Name())}  # type: ignore[union-attr]  # block pointers and the like
+
+
 class _CallCounter(cst.CSTVisitor):
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
@@ -213,8 +223,7 @@ class _CallCounter(cst.CSTVisitor):
             return
         self.calls[name] += 1
         if name in ("tl.load", "tl.store") and node.args:
-            names = {n.value for n in m.findall(node.args[0].value, m.Name())}  # type: ignore[union-attr]
-            (self.loaded if name == "tl.load" else self.stored).update(names)
+            (self.loaded if name == "tl.load" else self.stored).update(_pointer_names(node.args[0].value))
 
 
 def count_source(source: str) -> SourceCounts | None:
