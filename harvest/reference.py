@@ -454,6 +454,8 @@ def _read_fragment(kernel: Kernel) -> _Fragment:
             fragment.broken[node.name] = f"{node.name} is a {node.op} node"
             continue
         target = _normalize_target(node.target)
+        # A node that cannot be rendered stays in `ops` (its meta still identifies the output that stores it).
+        fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
         if not _target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
             continue
@@ -811,6 +813,8 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         order = attempt
         checked.append(param)
 
+    position = {name: index for index, name in enumerate(fragment.ops)}
+    order.sort(key=position.__getitem__)  # fragment order is topological and reads like the original
     used_names = {ref for n in order for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values()) for ref in _refs(v)}
     used_inputs = {name: binding.inputs[name] for name in binding.inputs
                    if name in used_names or name in {binding.outputs[p] for p in checked}}
@@ -873,9 +877,6 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                                         f"{list(meta.shape)}")
                     continue
                 expr = f"{expr}.reshape{_shape_text(meta.shape)}"
-            if _norm_dtype(node_meta.dtype) != _norm_dtype(meta.dtype):
-                expr = f"{expr}.to({_dtype_text(meta.dtype)})"
-                warnings.append(f"{param}: {name} is {node_meta.dtype}, the buffer {meta.dtype}; compared after .to()")
         results.append(f'"{param}": {expr}')
     lines.append("    return {" + ", ".join(results) + "}")
     source = "\n".join(lines) + "\n"

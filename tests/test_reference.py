@@ -1,0 +1,384 @@
+"""build_reference: hand-written fragments, and every fixture kernel checked against the real Inductor kernel.
+
+The oracle is the kernel Inductor generated, run through the Triton interpreter on CPU: a reference output that is
+listed as checked must agree with what the kernel stores.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from harvest.model import Buffer, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
+from harvest.parse import parse_output_code, parse_tensor_meta
+from harvest.reference import Reference, build_reference, parse_fx_args, parse_fx_kwargs
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CPU = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0"
+CUDA = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hand-built kernels: a fragment, a kernel body, one launch.
+
+
+def _node(line: str) -> FxNode:
+    """`%add : f32[4][1] = aten.add.Tensor(%x, 1.0) {alpha: 1}` -> FxNode (a compact test notation)."""
+    head, call = line.split(" = ", 1)
+    name, _, meta_text = head.partition(" : ")
+    meta = parse_tensor_meta(f"{meta_text.strip()}cpu") if meta_text.strip() else None
+    name = name.strip().lstrip("%")
+    if call.strip() == "placeholder":
+        return FxNode(name, "placeholder", name, "", "", meta)
+    target, rest = call.split("(", 1)
+    args, _, kwargs = rest.rpartition(")")
+    kwargs = kwargs.strip().removeprefix("{").removesuffix("}")
+    return FxNode(name, "call_function", target.strip(), args, kwargs, meta)
+
+
+def _kernel(fragment: str, body: str, params: dict[str, str], returns: str, mutated: tuple[str, ...] = ()) -> Kernel:
+    nodes = tuple(_node(line) for line in textwrap.dedent(fragment).strip().splitlines())
+    header = ", ".join(params)
+    source = f"import triton\nimport triton.language as tl\n\n@triton.jit\ndef k({header}):\n"
+    source += textwrap.indent(textwrap.dedent(body).strip(), "    ") + "\n"
+    comment = KernelComment(fragment=nodes, fragment_return=tuple(returns.split(",")))
+    return Kernel("k", source, "pointwise", "cpu", signature=params, comment=comment,
+                  inductor_meta={"mutated_arg_names": list(mutated)})
+
+
+def _meta(shape: tuple, dtype: str = "float32") -> TensorMeta:
+    stride, acc = [], 1
+    for size in reversed(shape):
+        stride.insert(0, acc)
+        acc *= size if isinstance(size, int) else 1
+    return TensorMeta(tuple(shape), tuple(stride), dtype, "cpu")
+
+
+def _graph(buffers: dict[str, TensorMeta], args: list[tuple[str, str]]) -> tuple[Graph, Launch]:
+    launch = Launch("k", tuple(LaunchArg(p, e, e if e in buffers else None) for p, e in args), 0)
+    graph = Graph("g0", "inference", (), (launch,), {n: Buffer(n, m, "input") for n, m in buffers.items()}, (), ())
+    return graph, launch
+
+
+def _run(ref: Reference, **inputs):
+    namespace: dict = {"torch": torch}
+    exec(compile(ref.source, "<reference>", "exec"), namespace)
+    return namespace["reference"](*[inputs[p] for p in ref.params])
+
+
+def test_fx_arg_text_with_unquoted_keys_devices_and_specials():
+    args = parse_fx_args("%view_1, [2, -1], -inf, torch.float32")
+    assert [type(a).__name__ for a in args] == ["_Ref", "list", "_Code", "_Code"]
+    assert [a.text for a in args[1]] == ["2", "-1"]
+    assert args[2].text == '-float("inf")' and args[3].text == "torch.float32"
+    kwargs = parse_fx_kwargs("dtype: torch.float32, device: cuda:0, pin_memory: False, correction: 0")
+    assert set(kwargs) == {"dtype", "device", "pin_memory", "correction"}
+    assert type(kwargs["device"]).__name__ == "_Device"
+    assert kwargs["correction"].text == "0"
+
+
+def test_square_square_by_hand_reads_like_a_person_wrote_it():
+    kernel = _kernel(
+        """
+        %arg0_1 : f32[8][1] = placeholder
+        %pow_1 : f32[8][1] = torch.ops.aten.pow.Tensor_Scalar(%arg0_1, 2)
+        %pow_2 : f32[8][1] = torch.ops.aten.pow.Tensor_Scalar(%pow_1, 2)
+        """,
+        """
+        tmp0 = tl.load(in_ptr0 + x0)
+        tmp1 = tmp0 * tmp0
+        tmp2 = tmp1 * tmp1
+        tl.store(out_ptr0 + x0, tmp2)
+        """,
+        {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"},
+        "pow_2",
+    )
+    graph, launch = _graph({"arg0_1": _meta((8,)), "buf0": _meta((8,))},
+                           [("in_ptr0", "arg0_1"), ("out_ptr0", "buf0"), ("xnumel", "8")])
+    ref = build_reference(kernel, launch, graph)
+    assert ref.source == textwrap.dedent(
+        """\
+        def reference(in_ptr0):
+            arg0_1 = in_ptr0
+            pow_1 = torch.ops.aten.pow.Tensor_Scalar(arg0_1, 2)
+            pow_2 = torch.ops.aten.pow.Tensor_Scalar(pow_1, 2)
+            return {"out_ptr0": pow_2}
+        """
+    )
+    assert (ref.params, ref.checked, ref.unchecked) == (("in_ptr0",), ("out_ptr0",), ())
+    x = torch.randn(8)
+    torch.testing.assert_close(_run(ref, in_ptr0=x)["out_ptr0"], x**4)
+
+
+LAYER_NORM = """
+    %x : f32[4, 8][8, 1] = placeholder
+    %var_mean = torch.ops.aten.var_mean.correction(%x, [1]) {correction: 0, keepdim: True}
+    %getitem_1 : f32[4, 1][1, 1] = operator.getitem(%var_mean, 1)
+    %add : f32[4, 1][1, 1] = torch.ops.aten.add.Tensor(%getitem, 1e-05)
+    %rsqrt : f32[4, 1][1, 1] = torch.ops.aten.rsqrt.default(%add)
+    %sub : f32[4, 8][8, 1] = torch.ops.aten.sub.Tensor(%x, %getitem_1)
+    %mul : f32[4, 8][8, 1] = torch.ops.aten.mul.Tensor(%sub, %rsqrt)
+"""
+LAYER_NORM_BODY = """
+    tmp0 = tl.load(in_ptr0 + r0_1 + 8*x0)
+    tmp4 = tl.sum(tmp0, 1)[:, None]
+    tmp6 = tmp4 / tmp5
+    tmp13 = tl.sum(tmp0 * tmp0, 1)[:, None]
+    tmp16 = libdevice.rsqrt(tmp13 + tmp14)
+    tmp17 = (tmp0 - tmp6) * tmp16
+    tl.store(out_ptr0 + x0, tmp6)
+    tl.store(out_ptr1 + x0, tmp16)
+    tl.store(out_ptr2 + r0_1 + 8*x0, tmp17)
+"""
+
+
+def _layer_norm(returns: str) -> Reference:
+    params = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "out_ptr1": "*fp32", "out_ptr2": "*fp32"}
+    kernel = _kernel(LAYER_NORM, LAYER_NORM_BODY, params, returns)
+    graph, launch = _graph(
+        {"x": _meta((4, 8)), "buf0": _meta((4, 1)), "buf1": _meta((4, 1)), "buf2": _meta((4, 8))},
+        [("in_ptr0", "x"), ("out_ptr0", "buf0"), ("out_ptr1", "buf1"), ("out_ptr2", "buf2")],
+    )
+    return build_reference(kernel, launch, graph)
+
+
+def test_getitem_is_inferred_from_the_tuple_node_and_outputs_bind_by_stored_op():
+    ref = _layer_norm("getitem_1,rsqrt,mul")
+    assert "getitem = var_mean[0]" in ref.source
+    assert any("inferred getitem = var_mean[0]" in w for w in ref.warnings)
+    # out_ptr0 stores sum/n (a mean), out_ptr1 rsqrt(...): same meta, told apart by the stored op.
+    assert ref.checked == ("out_ptr0", "out_ptr1", "out_ptr2")
+    assert '"out_ptr0": getitem_1' in ref.source and '"out_ptr1": rsqrt' in ref.source
+    x = torch.randn(4, 8)
+    out = _run(ref, in_ptr0=x)
+    torch.testing.assert_close(out["out_ptr2"], torch.nn.functional.layer_norm(x, (8,)))
+    torch.testing.assert_close(out["out_ptr0"], x.mean(1, keepdim=True))
+
+
+def test_missing_node_that_cannot_be_inferred_leaves_outputs_unchecked():
+    # Two tuple nodes: `getitem` could come from either, so nothing is inferred.
+    fragment = LAYER_NORM.replace("    %getitem_1 :", "    %var_mean_1 = torch.ops.aten.var_mean.correction(%x, [0])\n    %getitem_1 :")
+    params = {"in_ptr0": "*fp32", "out_ptr0": "*fp32"}
+    kernel = _kernel(fragment, "tmp0 = tl.load(in_ptr0 + x0)\ntl.store(out_ptr0 + x0, tmp0 + 1.0)", params, "add")
+    graph, launch = _graph({"x": _meta((4, 8)), "buf0": _meta((4, 1))}, [("in_ptr0", "x"), ("out_ptr0", "buf0")])
+    ref = build_reference(kernel, launch, graph)
+    assert ref.checked == ()
+    (param, reason), = ref.unchecked
+    assert param == "out_ptr0" and reason.startswith("fragment does not define getitem (")
+
+
+def test_unknown_op_is_unchecked_with_its_name_not_a_crash():
+    kernel = _kernel(
+        """
+        %x : f32[4][1] = placeholder
+        %y : f32[4][1] = torch.ops.aten.no_such_op.default(%x)
+        """,
+        "tmp0 = tl.load(in_ptr0 + x0)\ntl.store(out_ptr0 + x0, tmp0)",
+        {"in_ptr0": "*fp32", "out_ptr0": "*fp32"},
+        "y",
+    )
+    graph, launch = _graph({"x": _meta((4,)), "buf0": _meta((4,))}, [("in_ptr0", "x"), ("out_ptr0", "buf0")])
+    ref = build_reference(kernel, launch, graph)
+    assert ref.checked == ()
+    (param, reason), = ref.unchecked
+    assert param == "out_ptr0" and "no_such_op" in reason
+    compile(ref.source, "<reference>", "exec")
+
+
+def test_symbolic_size_binds_from_input_shape_or_is_unchecked():
+    fragment = """
+        %x : f32[s0, 4][4, 1] = placeholder
+        %v : f32[4, s0][s0, 1] = torch.ops.aten.reshape.default(%x, [4, s0])
+        %w : f32[4, s0][s0, 1] = torch.ops.aten.mul.Tensor(%v, 2)
+    """
+    body = "tmp0 = tl.load(in_ptr0 + x0)\ntl.store(out_ptr0 + x0, tmp0 * 2.0)"
+    params = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}
+    buffers = {"x": _meta(("s0", 4)), "buf0": _meta((4, "s0"))}
+    graph, launch = _graph(buffers, [("in_ptr0", "x"), ("out_ptr0", "buf0"), ("xnumel", "4*s0")])
+    ref = build_reference(_kernel(fragment, body, params, "w"), launch, graph)
+    assert ref.checked == ("out_ptr0",)
+    assert "s0 = x.shape[0]" in ref.source
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(_run(ref, in_ptr0=x)["out_ptr0"], x.reshape(4, 3) * 2)
+    # A symbol no input shape carries cannot be bound.
+    unbound = fragment.replace("[4, s0])", "[4, s1])")
+    ref = build_reference(_kernel(unbound, body, params, "w"), launch, graph)
+    assert ref.unchecked == (("out_ptr0", "symbolic size s1 in v cannot be bound from the kernel's inputs"),)
+
+
+def test_dtype_conversion_and_device_kwargs():
+    kernel = _kernel(
+        """
+        %x : f32[4][1] = placeholder
+        %c : bf16[4][1] = torch.ops.prims.convert_element_type.default(%x, torch.bfloat16)
+        %one : f32[][] = torch.ops.aten.scalar_tensor.default(1,) {dtype: torch.float32, device: cuda:0, pin_memory: False}
+        %s : bf16[4][1] = torch.ops.aten.add.Tensor(%c, %one)
+        %y : f32[4][1] = torch.ops.prims.convert_element_type.default(%s, torch.float32)
+        """,
+        "tmp0 = tl.load(in_ptr0 + x0)\ntl.store(out_ptr0 + x0, tmp0 + 1.0)",
+        {"in_ptr0": "*fp32", "out_ptr0": "*fp32"},
+        "y",
+    )
+    graph, launch = _graph({"x": _meta((4,)), "buf0": _meta((4,))}, [("in_ptr0", "x"), ("out_ptr0", "buf0")])
+    ref = build_reference(kernel, launch, graph)
+    assert ref.checked == ("out_ptr0",)
+    assert "device = in_ptr0.device" in ref.source and "torch.bfloat16" in ref.source
+    assert "y = torch.ops.prims.convert_element_type.default(s, torch.float32)" in ref.source
+    x = torch.randn(4)
+    torch.testing.assert_close(_run(ref, in_ptr0=x)["out_ptr0"], (x.to(torch.bfloat16) + torch.tensor(1.0)).float())
+
+
+def test_broken_kernel_source_never_raises():
+    kernel = Kernel("k", "def k(:\n", "pointwise", "cpu", signature={"out_ptr0": "*fp32"})
+    graph, launch = _graph({"buf0": _meta((4,))}, [("out_ptr0", "buf0")])
+    ref = build_reference(kernel, launch, graph)
+    assert ref.checked == () and ref.unchecked[0][0] == "out_ptr0" and "SyntaxError" in ref.unchecked[0][1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fixtures.
+
+
+def _graphs(root: Path) -> list[tuple[str, Graph]]:
+    return [(f"{p.parent.name}/{p.stem}", parse_output_code(p.read_text(), name=p.stem))
+            for p in sorted(root.glob("*/graph_*.py"))]
+
+
+def _launches(root: Path):
+    return [pytest.param(graph, launch, id=f"{name}:{launch.order}:{launch.kernel}")
+            for name, graph in _graphs(root) for launch in graph.launches]
+
+
+def _stored(kernel: Kernel) -> set[str]:
+    import ast
+
+    stored = set()
+    for node in ast.walk(ast.parse(kernel.source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "tl.store":
+            target = node.args[0]
+            while isinstance(target, ast.BinOp):
+                target = target.left
+            stored.add(ast.unparse(target))
+    return stored
+
+
+@pytest.mark.parametrize("graph,launch", _launches(CPU) + _launches(CUDA))
+def test_fixture_reference_builds_and_accounts_for_every_output(graph: Graph, launch: Launch):
+    kernel = graph.kernel(launch.kernel)
+    ref = build_reference(kernel, launch, graph)
+    compile(ref.source, "<reference>", "exec")
+    assert set(ref.params) <= set(kernel.params)
+    unchecked = {p for p, _ in ref.unchecked}
+    assert not set(ref.checked) & unchecked
+    assert set(ref.checked) | unchecked == _stored(kernel)
+    assert all(reason for _, reason in ref.unchecked)
+    assert "internal error" not in " ".join(r for _, r in ref.unchecked)
+
+
+def _import_kernel(kernel: Kernel, directory: Path):
+    from harvest.capture.inprocess import prepare_cpu_triton
+
+    prepare_cpu_triton()
+    path = directory / f"{kernel.name}.py"
+    path.write_text(kernel.source)  # triton needs inspect.getsource, so the kernel lives in a real file
+    spec = importlib.util.spec_from_file_location(f"_harvest_test_{kernel.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, kernel.name)
+
+
+def _size(value, scalars: dict) -> int:
+    return value if isinstance(value, int) else int(eval(str(value), {}, dict(scalars)))
+
+
+def _make_tensor(meta: TensorMeta, scalars: dict, generator: torch.Generator) -> torch.Tensor:
+    shape = [_size(s, scalars) for s in meta.shape]
+    stride = [_size(s, scalars) for s in meta.stride]
+    dtype = getattr(torch, meta.dtype)
+    tensor = torch.empty_strided(shape, stride, dtype=dtype)
+    storage = torch.as_strided(tensor, (tensor.untyped_storage().nbytes() // tensor.element_size(),), (1,), 0)
+    if dtype.is_floating_point:
+        storage.copy_(torch.randn(storage.shape, generator=generator))
+    elif dtype == torch.bool:
+        storage.copy_(torch.randint(0, 2, storage.shape, generator=generator).bool())
+    else:
+        storage.copy_(torch.randint(0, 4, storage.shape, generator=generator))
+    return tensor
+
+
+def _check_against_kernel(graph: Graph, launch: Launch, directory: Path) -> Reference:
+    kernel = graph.kernel(launch.kernel)
+    ref = build_reference(kernel, launch, graph)
+    generator = torch.Generator().manual_seed(launch.order)
+    scalars = dict(graph.scalar_values)
+    tensors: dict[str, torch.Tensor] = {}
+    inputs: dict[str, object] = {}
+    for arg in launch.args:
+        if kernel.signature[arg.param].startswith("*"):
+            if arg.buffer not in tensors:
+                tensors[arg.buffer] = _make_tensor(graph.buffers[arg.buffer].meta, scalars, generator)
+            inputs[arg.param] = tensors[arg.buffer]
+        else:
+            namespace = {**scalars, **{n: _make_tensor(b.meta, scalars, generator) for n, b in graph.buffers.items()
+                                        if b.origin == "input" and n in arg.expr}}
+            inputs[arg.param] = arg.value if arg.value is not None else eval(arg.expr, {}, namespace)
+    clones = {p: v.clone() if isinstance(v, torch.Tensor) else v for p, v in inputs.items()}
+    _import_kernel(kernel, directory).run(*[clones[a.param] for a in launch.args], stream=0)
+    expected = _run(ref, **inputs)
+    assert set(expected) == set(ref.checked)
+    for param in ref.checked:
+        actual, want = clones[param], expected[param]
+        assert actual.shape == want.shape, param
+        torch.testing.assert_close(actual, want.to(actual.dtype), rtol=1e-4, atol=1e-5, msg=lambda m: f"{param}: {m}")
+    return ref
+
+
+# What the references check, per CPU fixture graph: (checked outputs, all stored outputs).
+CPU_COUNTS = {
+    "square_square/graph_000": (1, 1),
+    "square_compile/graph_000": (1, 1),
+    "pytorch_square/graph_000": (1, 1),
+    "pytorch_square/graph_001": (1, 1),
+    "pytorch_square/graph_002": (1, 1),
+    "dynamic_shapes/graph_000": (1, 1),
+    "small_model/graph_000": (6, 6),
+    "small_model/graph_001": (8, 8),
+}
+
+
+@pytest.mark.parametrize("name,graph", _graphs(CPU), ids=[n for n, _ in _graphs(CPU)])
+def test_cpu_fixture_references_agree_with_the_inductor_kernel(name: str, graph: Graph, tmp_path: Path):
+    checked = total = 0
+    for launch in graph.launches:
+        ref = _check_against_kernel(graph, launch, tmp_path)
+        checked += len(ref.checked)
+        total += len(ref.checked) + len(ref.unchecked)
+    assert (checked, total) == CPU_COUNTS[name]
+
+
+def test_small_model_forward_checks_layer_norm_gelu_softmax_and_residual(tmp_path: Path):
+    graph = dict(_graphs(CPU))["small_model/graph_000"]
+    outputs = {}
+    for launch in graph.launches:
+        ref = build_reference(graph.kernel(launch.kernel), launch, graph)
+        for param in ref.checked:
+            outputs[f"{launch.kernel}:{param}"] = ref.source.split(f'"{param}": ')[1].split(",")[0].rstrip("}\n")
+    assert outputs["triton_per_fused_native_layer_norm_0:out_ptr0"] == "add_1"
+    assert outputs["triton_per_fused_native_layer_norm_0:in_out_ptr1"] == "rsqrt"
+    assert outputs["triton_poi_fused_gelu_view_1:out_ptr0"] == "mul_4"
+    assert outputs["triton_per_fused__softmax_abs_all_amax_eq_mul_ne_sub_2:in_out_ptr0"] == "div"
+    assert outputs["triton_poi_fused_add_3:in_out_ptr0"] == "add_3"
+
+
+def test_cuda_fixture_split_reduction_partials_are_unchecked_with_a_reason():
+    graph = dict(_graphs(CUDA))["small_model/graph_001"]
+    launch = next(l for l in graph.launches if l.kernel == "triton_red_fused_add_sum_view_2")
+    ref = build_reference(graph.kernel(launch.kernel), launch, graph)
+    assert ref.checked == ()
+    assert "buf9" in ref.unchecked[0][1] and "without an FX node" in ref.unchecked[0][1]
