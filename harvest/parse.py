@@ -185,23 +185,41 @@ def _parse_module(source: str) -> cst.Module:
 
 def _syntax_error(source: str, exc: cst.ParserSyntaxError) -> ParseError:
     """Say whether the file was cut short inside a kernel string, or where it stops being Python."""
-    tokens: list[tokenize.TokenInfo] = []
-    try:
-        tokens.extend(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError) as tok:
-        line_no = tok.args[1][0] if isinstance(tok, tokenize.TokenError) and len(tok.args) > 1 else 0
-        names = [t.string for t in tokens if t.start[0] == line_no and t.type == tokenize.NAME]
-        if names[1:3] == ["async_compile", "triton"]:
-            return ParseError(
-                f"truncated: async_compile.triton(...) string for {names[0]} is not closed (opened at line {line_no});"
-                " the file was cut short, capture it again"
-            )
+    unclosed = _unclosed_kernel_string(source)
+    if unclosed is not None:
+        name, line_no = unclosed
+        return ParseError(
+            f"truncated: async_compile.triton(...) string for {name} is not closed (opened at line {line_no});"
+            " the file was cut short, capture it again"
+        )
     line, message = exc.raw_line, exc.message.splitlines()[0] if exc.message else "syntax error"
     try:
         compile(source, "output_code.py", "exec", flags=ast.PyCF_ONLY_AST)
     except SyntaxError as py_exc:  # CPython's message names the real problem ("'(' was never closed")
         line, message = py_exc.lineno or line, py_exc.msg
     return ParseError(f"not valid Python at line {line}: {message}; pass the untouched output_code.py Inductor wrote")
+
+
+def _unclosed_kernel_string(source: str) -> tuple[str, int] | None:
+    """(kernel name, line) when the source ends inside the string of a `name = async_compile.triton(...)` line."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(source).readline):
+            pass
+    except tokenize.TokenError as exc:  # ("EOF in multi-line string", (line where the string opens, column))
+        line_no = exc.args[1][0] if len(exc.args) > 1 else 0
+        lines = source.splitlines()
+        if not 0 < line_no <= len(lines):
+            return None
+        try:  # close the string and read that one line as a statement
+            statement = cst.parse_statement(lines[line_no - 1] + "''')\n")
+        except cst.ParserSyntaxError:
+            return None
+        if m.matches(statement, m.SimpleStatementLine(body=[KERNEL_DEF])):
+            assign = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign)
+            return cst.ensure_type(assign.targets[0].target, cst.Name).value, line_no
+    except SyntaxError:
+        pass  # an indentation error: the generic message says where
+    return None
 
 
 class _ModuleGatherer(cst.CSTVisitor):

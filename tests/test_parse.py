@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harvest.errors import ParseError
 from harvest.model import Graph, TensorMeta
@@ -752,3 +754,29 @@ def test_python_without_call() -> None:
     source = (Path(__file__).parent.parent / "harvest/errors.py").read_text()
     assert _parse_error(source).startswith("no call() function found: is this an Inductor output_code.py?")
     assert _parse_error("").startswith("no call() function found")
+
+
+def test_truncated_inside_call() -> None:
+    source = (CUDA / "small_model/graph_000.py").read_text()
+    cut = source[: source.index("alpha=1, beta=1, out=buf5)")]
+    line = cut.count("\n") + 1
+    assert _parse_error(cut) == (
+        f"not valid Python at line {line}: '(' was never closed; pass the untouched output_code.py Inductor wrote"
+    )
+
+
+SIZES = st.one_of(st.integers(0, 2**40), st.sampled_from(["s0", "s77", "2*s0", "s0*s1", "Max(1, s0)", "((s0 + 1)//2)"]))
+
+
+@given(
+    dtype=st.sampled_from(["f32", "bf16", "i64", "b8", "u8", "c64"]),
+    shape=st.lists(SIZES, max_size=5),
+    stride=st.lists(SIZES, max_size=5),
+    device=st.sampled_from(["cuda:0", "cuda:3", "cpu", ""]),
+)
+def test_parse_tensor_meta_round_trip(dtype: str, shape: list, stride: list, device: str) -> None:
+    meta = parse_tensor_meta(f"{dtype}[{', '.join(map(str, shape))}][{', '.join(map(str, stride))}]{device}")
+    assert (meta.shape, meta.stride, meta.device) == (tuple(shape), tuple(stride), device.split(":")[0])
+    assert meta.dtype == {"f32": "float32", "bf16": "bfloat16", "i64": "int64", "b8": "bool", "u8": "uint8"}.get(
+        dtype, "complex64"
+    )
