@@ -629,8 +629,8 @@ class _CallReader(cst.CSTVisitor):
 
     def _add_inputs(self, target: cst.BaseExpression) -> None:
         """Graph inputs: meta from assert_size_stride (shape, stride) and get_args() or the fragments (dtype)."""
-        asserted = {}
-        for node in m.findall(self.functions[self.function], ASSERT_SIZE_STRIDE):
+        asserted = {}  # torch 2.13 asserts an input just before its first use; partitions may assert too
+        for node in (n for fn in self.functions.values() for n in m.findall(fn, ASSERT_SIZE_STRIDE)):
             positional = _positional(cst.ensure_type(node, cst.Call))
             if len(positional) >= 3 and isinstance(positional[0], cst.Name):
                 asserted[positional[0].value] = (_sizes(positional[1]), _sizes(positional[2]))
