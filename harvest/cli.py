@@ -90,7 +90,7 @@ def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
 
     from harvest.api import extract
 
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
 
     def progress(message: str) -> None:
         if not options.quiet:
@@ -112,23 +112,26 @@ def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
 
 
 def summarize(console, result) -> None:
-    from rich.table import Table
+    """One line per graph and per kernel module; extern calls counted per graph."""
+    from collections import Counter
 
-    table = Table(title=f"extracted to {result.out_dir}", show_lines=False)
-    for column in ("graph", "kernel", "kind", "module"):
-        table.add_column(column)
+    console.print(f"[bold]extracted to {result.out_dir}[/]")
     for graph in result.manifest["graphs"]:
+        externs = Counter(e["op"].rsplit(".", 1)[-1] for e in graph["externs"])
+        extern_text = ", ".join(f"{n} {op}" for op, n in sorted(externs.items())) or "none"
+        console.print(f"  {graph['name']}: {len(graph['kernels'])} Triton kernels; extern calls: {extern_text}")
         for kernel in graph["kernels"]:
-            table.add_row(graph["name"], kernel["name"], kernel["kind"], kernel["module"] or f"[yellow]not standalone: {kernel['standalone_reason']}[/]")
-        for extern in graph["externs"]:
-            table.add_row(graph["name"], extern["op"], "extern", "[dim](library call, not a Triton kernel)[/]")
-    console.print(table)
+            if kernel["module"]:
+                console.print(f"    {kernel['module']}  [dim]{kernel['kind']}, from {kernel['name']}[/]")
+            else:
+                console.print(f"    [yellow]{kernel['name']}: not standalone ({kernel['standalone_reason']})[/]")
     writes = result.writes
     for path in writes.kept_edited:
         console.print(f"[yellow]kept your edited {result.out_dir / path}[/] (differs from what harvest wrote; --force replaces it, keeping a .bak)")
     for path in writes.backups:
         console.print(f"[yellow]saved your edited version as {result.out_dir / path}[/]")
     console.print(f"report: {result.out_dir / 'report.md'}   manifest: {result.out_dir / 'manifest.json'}")
+    console.print(f"check a kernel: TRITON_INTERPRET=1 python {result.out_dir}/<graph>/<kernel>.py --check  (no TRITON_INTERPRET on a GPU)")
 
 
 def main(argv: list[str] | None = None) -> int:
