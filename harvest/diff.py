@@ -332,7 +332,7 @@ def to_markdown(d: FusionDiff, old_name: str = "OLD", new_name: str = "NEW", gat
             out.extend(f"- {item}" for item in items)
 
     section("Ops that stopped fusing", [f"`{c.op}` ×{c.count}: now {'; '.join(c.now)}" for c in d.stopped_fusing])
-    section("Ops that started fusing", [f"`{c.op}` ×{c.count}: fused again (was {'; '.join(c.now)})" for c in d.started_fusing])
+    section("Ops that started fusing", [f"`{c.op}` ×{c.count}: now fused (was {'; '.join(c.now)})" for c in d.started_fusing])
     section("Kernels split", [f"{r.old[0].describe()} → {', '.join(k.describe() for k in r.new)}" for r in d.splits])
     section("Kernels merged", [f"{', '.join(k.describe() for k in r.old)} → {r.new[0].describe()}" for r in d.merges])
     section("Kernels added", [k.describe() for k in d.added])
