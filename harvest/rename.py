@@ -403,9 +403,12 @@ class _Gather(cst.CSTVisitor):
                     if isinstance(el.value, cst.Name):
                         self._assign(el.value.value, cst.Subscript(value=node.value, slice=[
                             cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]))
-        if m.matches(node, m.Assign(targets=[m.AssignTarget(m.Name())], value=m.Call(
-                func=m.Attribute(value=m.Name("tl"), attr=m.Name("load"))))):
-            address = cst.ensure_type(node.value, cst.Call).args[0].value
+        value = node.value
+        if m.matches(value, m.Call(func=m.Attribute(value=m.Call(), attr=m.Name("to")))):  # tl.load(...).to(fp32)
+            value = cst.ensure_type(cst.ensure_type(value, cst.Call).func, cst.Attribute).value
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and m.matches(value, m.Call(
+                func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")), args=[m.AtLeastN(n=1)])):
+            address = cst.ensure_type(value, cst.Call).args[0].value
             ptr = _pointer_of(address)
             if ptr:
                 tmp = cst.ensure_type(node.targets[0].target, cst.Name).value
@@ -422,6 +425,10 @@ class _Gather(cst.CSTVisitor):
             self._assign(node.target.value, node.iter)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if m.matches(node, m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")), args=[m.AtLeastN(n=1)])):
+            ptr = _pointer_of(node.args[0].value)
+            if ptr:
+                self.facts.pointers.add(ptr)
         if m.matches(node.func, m.Attribute(value=m.Name("tl"), attr=m.Name("store") | m.Name("atomic_add"))) \
                 and len(node.args) >= 2:
             ptr = _pointer_of(node.args[0].value)
@@ -836,7 +843,9 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
             readers = [a.node for a in scope.accesses[name]]
             if readers and all(id(_statement_of(r, parents)) in drop for r in readers):
                 drop |= {id(_statement_of(a.node, parents)) for a in scope.assignments[name]}
-    live = [n for n in facts.order if not (n in _LEGACY and not scope.accesses[n]) and n not in merged]
+    gone = {n for n in facts.order if n not in facts.params
+            and all(id(_statement_of(a.node, parents)) in drop for a in scope.assignments[n])}
+    live = [n for n in facts.order if n not in gone]
     base, trace = _plan(facts, context)
     order = list(dict.fromkeys(facts.params + live))
     kept = {n for n in set(facts.params) | set(facts.order) if n not in base}
