@@ -1,0 +1,99 @@
+"""Everything that must be verified on a GPU, in one run (through the device tool).
+
+    python3 scripts/gpu_session.py OUT_DIR [--examples square_square small_model ...] [--replay]
+
+For each example: `harvest extract examples/<ex>.py -o extracted/<ex>` on CUDA (or, with --replay, re-render the
+committed extracted/<ex> from its raw capture), then `--check` of every kernel module on the GPU, then the renamed vs
+Inductor-named comparison (bitwise and do_bench timing, scripts/compare_names.py). Writes OUT_DIR/gpu_summary.json
+and OUT_DIR/extracted.tgz (the extractions), prints a summary table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+EXAMPLES = ["square_compile", "square_square", "pytorch_square", "small_model", "dynamic_shapes"]
+
+
+def run(command: list[str], timeout: float = 900) -> tuple[int, str, float]:
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--examples", nargs="*", default=EXAMPLES)
+    parser.add_argument("--replay", action="store_true", help="re-render extracted/<ex> from its raw capture instead of running")
+    options = parser.parse_args()
+    options.out.mkdir(parents=True, exist_ok=True)
+    import torch
+    import triton
+
+    summary = {
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "examples": {},
+    }
+    print(f"{summary['gpu']}  torch {summary['torch']}  triton {summary['triton']}", flush=True)
+    for example in options.examples:
+        out_dir = Path("extracted") / example
+        target = str(out_dir) if options.replay else f"examples/{example}.py"
+        code, log, seconds = run([sys.executable, "-m", "harvest", "extract", target, "-o", str(out_dir)])
+        print(f"== {example}: extract exit {code} in {seconds:.1f} s", flush=True)
+        if code != 0:
+            print(log[-3000:])
+            summary["examples"][example] = {"extract_exit": code, "log": log[-3000:]}
+            continue
+        manifest = json.loads((out_dir / "manifest.json").read_text())
+        kernels = [k for g in manifest["graphs"] for k in g["kernels"]]
+        checks = []
+        for kernel in kernels:
+            if not kernel["module"]:
+                checks.append({"kernel": kernel["name"], "standalone_reason": kernel["standalone_reason"]})
+                continue
+            module = out_dir / kernel["module"]
+            code, log, seconds = run([sys.executable, str(module), "--check", "--bench"])
+            checks.append({"kernel": kernel["name"], "module": str(module), "check_exit": code, "output": log[-1500:]})
+            print(f"   {'PASS' if code == 0 else 'FAIL'} {module} ({seconds:.1f} s)", flush=True)
+            if code != 0:
+                print(log[-1500:])
+        inductor_dir = Path("/tmp/inductor_names") / example
+        run([sys.executable, "-m", "harvest", "extract", str(out_dir), "-o", str(inductor_dir), "--names", "inductor", "-q"])
+        names_json = options.out / f"names_{example}.json"
+        code, log, _ = run([sys.executable, "scripts/compare_names.py", str(out_dir), str(inductor_dir), "--bench", "--json", str(names_json)])
+        print(log.strip()[-2500:], flush=True)
+        summary["examples"][example] = {
+            "graphs": len(manifest["graphs"]),
+            "kernels": len(kernels),
+            "externs": sum(len(g["externs"]) for g in manifest["graphs"]),
+            "checks": checks,
+            "checks_passed": sum(1 for c in checks if c.get("check_exit") == 0),
+            "names": json.loads(names_json.read_text()) if names_json.exists() else [],
+        }
+    (options.out / "gpu_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    with tarfile.open(options.out / "extracted.tgz", "w:gz") as tar:
+        for example in options.examples:
+            if (Path("extracted") / example).exists():
+                tar.add(Path("extracted") / example, arcname=example)
+    print("\nexample          kernels  --check passed  bitwise-same  renamed/inductor time")
+    for example, row in summary["examples"].items():
+        names = row.get("names", [])
+        ratios = [n["ratio"] for n in names if "ratio" in n]
+        ratio_text = f"{min(ratios):.3f}..{max(ratios):.3f}" if ratios else "-"
+        same = sum(1 for n in names if n["bitwise_equal"])
+        print(f"{example:16s} {row.get('kernels', 0):7d}  {row.get('checks_passed', 0):14d}  {same:6d}/{len(names):<5d}  {ratio_text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
