@@ -244,10 +244,18 @@ def _read(path: Path) -> str:
 
 def _check_syntax(target: Path) -> None:
     try:
-        compile(_read(target), str(target), "exec")
+        source = target.read_bytes()  # bytes: compile() honours a `# -*- coding: -*-` line
+    except OSError as exc:
+        raise UsageError(f"cannot read target {target}: {exc.strerror or exc}") from exc
+    try:
+        compile(source, str(target), "exec")
     except SyntaxError as exc:
+        # Null bytes or undecodable text (a SyntaxError since Python 3.11.4 / 3.12): not a Python file at all.
+        if b"\0" in source or exc.lineno is None or str(exc.msg).startswith("(unicode error)"):
+            reason = "null bytes" if b"\0" in source else exc.msg
+            raise UsageError(f"not a Python file: {target} is binary or not valid text ({reason}); give a Python script") from exc
         raise TargetError(f"syntax error in {target} line {exc.lineno}: {exc.msg}; fix the script and run again") from exc
-    except ValueError as exc:  # null bytes and the like: not a Python file at all
+    except ValueError as exc:  # null bytes on Pythons before 3.11.4
         raise UsageError(f"not a Python file: {target} ({exc})") from exc
 
 
