@@ -172,6 +172,15 @@ def record_winners(log: EventLog) -> None:
     log.write({"event": "winners", "winners": winners})
 
 
+def target_frames(tb):
+    """The traceback from the target's first frame on: harvest's own and runpy's frames are not the user's."""
+    while tb is not None and tb.tb_next is not None and (
+        tb.tb_frame.f_code.co_filename == __file__ or "runpy" in tb.tb_frame.f_code.co_filename
+    ):
+        tb = tb.tb_next
+    return tb
+
+
 def main(argv: list[str]) -> int:
     capture_dir, mode, sm, sep, target, *target_args = argv
     assert sep == "--", argv
@@ -215,7 +224,7 @@ def main(argv: list[str]) -> int:
             error = str(exc.code)
     except BaseException as exc:  # the target's own failure: report it, keep what was captured
         status, code = "raised", 1
-        error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-12:])
+        error = "".join(traceback.format_exception(type(exc), exc, target_frames(exc.__traceback__))[-12:])
     try:
         record_winners(log)
     finally:
