@@ -17,6 +17,7 @@ import random
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -294,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=5)
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")  # Inductor's and numpy's warnings would bury the progress lines
     rng = random.Random(args.seed)
     programs = kernels = mismatches = eager_failures = 0
     start = time.perf_counter()
