@@ -1,7 +1,7 @@
 """`harvest diff OLD NEW`: what a change did to fusion, for a pull-request comment or a CI gate.
 
     d = diff_manifests(old_manifest, new_manifest)      # pure
-    text, code = diff_command("extracted/before", "examples/model.py", as_json=False, max_kernels=12, fail_on_unfuse=True)
+    text, code = diff_command("extracted/before", "examples/model.py", False, max_kernels=12, fail_on_unfuse=True)
 
 Kernels are matched across runs by what they compute (the multiset of ops they hold, then their user source lines),
 never by Inductor's names, which shift when anything before them changes. Unmatched kernels are explained as a split
@@ -136,7 +136,8 @@ class FusionDiff:
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed or self.splits or self.merges or self.stopped_fusing or self.started_fusing)
+        moved = self.added or self.removed or self.splits or self.merges
+        return bool(moved or self.stopped_fusing or self.started_fusing)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -231,7 +232,8 @@ def _fusion_status(manifest: dict) -> tuple[Counter[str], dict[str, list[str]]]:
             if sum(ops.values()) >= 2:
                 fused[op] += n * kernel.launches
             else:
-                unfused.setdefault(op, []).extend([f"alone in `{kernel.display_name}` ({kernel.graph})"] * kernel.launches)
+                where = f"alone in `{kernel.display_name}` ({kernel.graph})"
+                unfused.setdefault(op, []).extend([where] * kernel.launches)
     for graph in manifest.get("graphs", []):
         for extern in (graph.get("fusion") or {}).get("externs", []):
             op = op_short_name(extern["op"])
@@ -332,7 +334,8 @@ def to_markdown(d: FusionDiff, old_name: str = "OLD", new_name: str = "NEW", gat
             out.extend(f"- {item}" for item in items)
 
     section("Ops that stopped fusing", [f"`{c.op}` ×{c.count}: now {'; '.join(c.now)}" for c in d.stopped_fusing])
-    section("Ops that started fusing", [f"`{c.op}` ×{c.count}: now fused (was {'; '.join(c.now)})" for c in d.started_fusing])
+    started = [f"`{c.op}` ×{c.count}: now fused (was {'; '.join(c.now)})" for c in d.started_fusing]
+    section("Ops that started fusing", started)
     section("Kernels split", [f"{r.old[0].describe()} → {', '.join(k.describe() for k in r.new)}" for r in d.splits])
     section("Kernels merged", [f"{', '.join(k.describe() for k in r.old)} → {r.new[0].describe()}" for r in d.merges])
     section("Kernels added", [k.describe() for k in d.added])
@@ -347,7 +350,7 @@ def to_markdown(d: FusionDiff, old_name: str = "OLD", new_name: str = "NEW", gat
 
 
 def load_side(spec: str, scratch: Path) -> dict:
-    """A manifest from an extraction directory (or its manifest.json), else from extracting target `spec` into scratch."""
+    """A manifest from an extraction directory (or its manifest.json), else from extracting target `spec`."""
     path = Path(spec)
     if path.is_file() and path.name == "manifest.json":
         path = path.parent

@@ -392,7 +392,7 @@ class FlowEdge:
 
 
 def _names_in(expr: str) -> list[str]:
-    """Identifiers in a call-site expression (`reinterpret_tensor(buf4, (32, 32), ...)` -> [reinterpret_tensor, buf4])."""
+    """Identifiers in a call-site expression: `reinterpret_tensor(buf4, (32, 32), (32, 1), 0)` -> [..., buf4]."""
     try:
         node = cst.parse_expression(expr)
     except cst.ParserSyntaxError:
@@ -536,7 +536,12 @@ class Boundary:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"producer": self.producer, "consumer": self.consumer, "buffers": list(self.buffers), "reason": self.reason}
+        return {
+            "producer": self.producer,
+            "consumer": self.consumer,
+            "buffers": list(self.buffers),
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -590,7 +595,7 @@ class GraphFusion:
 
     @property
     def summary(self) -> str:
-        """One line: `1 kernel for 2 pow ops` / `4 kernels for 31 ops (6x mul, ...); 4 extern calls (2x addmm, 2x bmm)`."""
+        """One line: `1 kernel for 2 pow ops`, `4 kernels for 31 ops (6x mul, ...); 4 extern calls (2x addmm, ...)`."""
         fused = self.fused_ops
         n_ops = sum(fused.values())
         if len(fused) == 1:
@@ -652,11 +657,11 @@ def _unfused_reason(node_id: str, nodes: dict[str, FlowNode], edges: tuple[FlowE
             parts.append(f"reads {', '.join(edge.buffers)} from extern call {nodes[edge.src].name}")
         if edge.src == node_id and nodes[edge.dst].kind == "extern":
             parts.append(f"feeds extern call {nodes[edge.dst].name}")
-    if not parts:
-        neighbours = [e for e in edges if node_id in (e.src, e.dst) and "kernel" in (nodes[e.src].kind, nodes[e.dst].kind)]
-        others = [e for e in neighbours if nodes[e.src].kind == "kernel" and nodes[e.dst].kind == "kernel"]
-        if not others:
-            parts.append("no other Triton kernel touches its inputs or outputs")
+    touches_kernel = any(
+        node_id in (e.src, e.dst) and nodes[e.src].kind == nodes[e.dst].kind == "kernel" for e in edges
+    )
+    if not parts and not touches_kernel:
+        parts.append("no other Triton kernel touches its inputs or outputs")
     return "; ".join(parts) or UNKNOWN
 
 
@@ -707,7 +712,8 @@ def graph_fusion(graph: Graph, provenance: dict) -> GraphFusion:
             unfused.append(Unfused(op_short_name(kf.ops[0]), kernel.name, "alone in its kernel", reason))
     for node in nodes:
         if node.kind == "extern":
-            unfused.append(Unfused(op_short_name(node.name), node.name, "extern call", "runs as a library call, not a Triton kernel"))
+            reason = "runs as a library call, not a Triton kernel"
+            unfused.append(Unfused(op_short_name(node.name), node.name, "extern call", reason))
 
     boundaries: list[Boundary] = []
     for edge in edges:
@@ -728,7 +734,9 @@ def graph_fusion(graph: Graph, provenance: dict) -> GraphFusion:
         boundaries=tuple(boundaries),
         nodes=nodes,
         edges=edges,
-        provenance=bool(_artifact(provenance, STACK_TRACES) or _artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost")),
+        provenance=bool(
+            _artifact(provenance, STACK_TRACES) or _artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost"),
+        ),
     )
 
 

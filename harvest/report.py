@@ -36,7 +36,8 @@ def load_template(name: str) -> jinja2.Template:
     """A template shipped in harvest.templates; an unknown name raises an error listing the ones that exist."""
     resource = resources.files(TEMPLATE_PACKAGE) / name
     if not resource.is_file():
-        raise TemplateNotFound(f"no template {name!r} in {TEMPLATE_PACKAGE}; available: {', '.join(available_templates())}")
+        available = ", ".join(available_templates())
+        raise TemplateNotFound(f"no template {name!r} in {TEMPLATE_PACKAGE}; available: {available}")
     env = jinja2.Environment(
         trim_blocks=True,
         lstrip_blocks=True,

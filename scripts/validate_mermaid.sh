@@ -63,7 +63,7 @@ failed=0
 for block in "${blocks[@]}"; do
     base="${block%.mmd}"
     for ext in svg png; do
-        if ! "$MMDC" --quiet -p "$TOOLS/puppeteer.json" -i "$block" -o "$base.$ext" -b white >"$base.$ext.log" 2>&1; then
+        if ! "$MMDC" --quiet -p "$TOOLS/puppeteer.json" -i "$block" -o "$base.$ext" -b white -s 2 >"$base.$ext.log" 2>&1; then
             echo "FAIL $block ($ext):" >&2
             cat "$base.$ext.log" >&2
             failed=1

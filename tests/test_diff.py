@@ -117,7 +117,8 @@ def test_extern_counts_as_unfused():
     new = copy.deepcopy(old)
     graph = new["graphs"][0]
     graph["kernels"][0]["fusion"]["ops"] = ["aten.pow.Tensor_Scalar"]
-    graph["fusion"]["externs"] = [{"op": "aten.pow.Tensor_Scalar", "order": 1, "out": "buf1", "source_lines": "unknown"}]
+    extern = {"op": "aten.pow.Tensor_Scalar", "order": 1, "out": "buf1", "source_lines": "unknown"}
+    graph["fusion"]["externs"] = [extern]
     d = diff_manifests(old, new)
     [change] = d.stopped_fusing
     assert (change.op, change.count) == ("pow", 2)  # both pows left the fused kernel: one alone, one extern

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,8 @@ from harvest.fusion import (
 )
 from test_report import CPU, CUDA, fixture_graphs
 
-CASES = [root / case for root in (CPU, CUDA) for case in ("square_compile", "square_square", "pytorch_square", "small_model", "dynamic_shapes")]
+NAMES = ("square_compile", "square_square", "pytorch_square", "small_model", "dynamic_shapes")
+CASES = [root / case for root in (CPU, CUDA) for case in NAMES]
 CASE_IDS = [f"{'cpu' if p.parent == CPU else 'cuda'}-{p.name}" for p in CASES]
 
 
@@ -88,18 +88,23 @@ def test_small_model_forward(root):
     layer_norm = by_name["triton_per_fused_native_layer_norm_0"]
     assert [(x.location, x.code) for x in layer_norm.source_lines] == [("examples/small_model.py:22", "h = self.ln(x)")]
     assert layer_norm.op_counts["var_mean"] == 1 and layer_norm.op_counts["rsqrt"] == 1
-    assert layer_norm.kind == "persistent_reduction" and layer_norm.reductions == 2 and layer_norm.reduction_calls == ("tl.sum",)
+    assert layer_norm.kind == "persistent_reduction"
+    assert layer_norm.reductions == 2 and layer_norm.reduction_calls == ("tl.sum",)
     gelu = by_name["triton_poi_fused_gelu_view_1"]
     assert [x.line for x in gelu.source_lines] == [23, 24]
     assert gelu.op_counts == {"mul": 3, "add": 1, "erf": 1, "reshape": 1} and gelu.reductions == 0
     # Externs: in call order, each with the user line of its debug handle.
     assert [(e.op, [x.line for x in e.source_lines]) for e in gf.externs] == [
-        ("extern_kernels.addmm", [23]), ("extern_kernels.addmm", [25]), ("extern_kernels.bmm", [26]), ("extern_kernels.bmm", [28]),
-    ]  # fmt: skip
+        ("extern_kernels.addmm", [23]),
+        ("extern_kernels.addmm", [25]),
+        ("extern_kernels.bmm", [26]),
+        ("extern_kernels.bmm", [28]),
+    ]
     assert gf.ops_before["addmm"] == 2 and gf.ops_before["bmm"] == 2
     assert gf.ops_total == sum(len(kf.ops) for kf in gf.kernel_fusions) + 4
     assert gf.summary.startswith("4 kernels for ") and gf.summary.endswith("; 4 extern calls (2x addmm, 2x bmm)")
-    assert {(u.op, u.how) for u in gf.unfused} == {("add", "alone in its kernel"), ("addmm", "extern call"), ("bmm", "extern call")}
+    expected = {("add", "alone in its kernel"), ("addmm", "extern call"), ("bmm", "extern call")}
+    assert {(u.op, u.how) for u in gf.unfused} == expected
 
 
 def test_small_model_flow_follows_buffer_reuse():

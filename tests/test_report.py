@@ -29,7 +29,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CPU = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0"
 CUDA = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0"
 VALIDATE = ROOT / "scripts" / "validate_mermaid.sh"
-MMDC = Path(os.environ.get("HARVEST_MERMAID_DIR", Path.home() / ".cache" / "harvest-mermaid")) / "node_modules/.bin/mmdc"
+TOOLS = Path(os.environ.get("HARVEST_MERMAID_DIR", Path.home() / ".cache" / "harvest-mermaid"))
+MMDC = TOOLS / "node_modules/.bin/mmdc"
 
 
 # -- helpers shared with test_diff.py: manifests the way the extractor writes them ---------------------------------
@@ -160,19 +161,30 @@ def test_report_command_without_manifest(tmp_path):
         report_command(tmp_path)
 
 
-@pytest.mark.skipif(not (MMDC.exists() or shutil.which("mmdc")), reason=f"mermaid CLI not installed ({MMDC}); run {VALIDATE} --install-only")
+needs_mmdc = pytest.mark.skipif(
+    not (MMDC.exists() or shutil.which("mmdc")),
+    reason=f"mermaid CLI (mmdc) not installed at {MMDC} or on PATH; install it with {VALIDATE} --install-only",
+)
+
+
+def _validate(report: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(VALIDATE), str(report), str(out)], capture_output=True, text=True, timeout=300)
+
+
+@needs_mmdc
 @pytest.mark.parametrize("root", [CPU, CUDA], ids=["cpu", "cuda"])
 def test_mermaid_parses_with_mermaid_cli(root, tmp_path):
     report = tmp_path / "report.md"
     report.write_text(render_report(fixture_manifest(root / "small_model")))
-    done = subprocess.run(["bash", str(VALIDATE), str(report), str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    done = _validate(report, tmp_path / "out")
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(p.name for p in (tmp_path / "out").glob("*.png")) == ["block_01.png", "block_02.png"]
 
 
-@pytest.mark.skipif(not (MMDC.exists() or shutil.which("mmdc")), reason=f"mermaid CLI not installed ({MMDC})")
+@needs_mmdc
 def test_mermaid_cli_rejects_a_broken_chart(tmp_path):
     report = tmp_path / "report.md"
     report.write_text("# x\n\n```mermaid\nflowchart TD\n    a[\"unclosed --> b\n```\n")
-    done = subprocess.run(["bash", str(VALIDATE), str(report), str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    done = _validate(report, tmp_path / "out")
     assert done.returncode != 0
+    assert "FAIL" in done.stderr
