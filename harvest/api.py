@@ -137,7 +137,7 @@ def extract_graph(
     try:
         graph = parse_output_code(captured.source, name=captured.name, role=captured.role)
     except ParseError as exc:
-        raise ParseError(f"graph {captured.name}: {exc}") from exc
+        raise ParseError(f"{capture.target}, graph {captured.name}: {exc}") from exc
     readable = kernel_names(graph) if names == "readable" else {k.name: k.name for k in graph.kernels}
     fusion = graph_fusion(graph, captured.provenance)
     kernels = []
