@@ -6,17 +6,16 @@ triton (plus Inductor's triton_helpers where a kernel needs a helper plain Trito
 
 from __future__ import annotations
 
-import importlib.resources
 import pprint
 import re
 from dataclasses import dataclass, field
 
-import jinja2
 import libcst as cst
 import libcst.matchers as m
 
 from harvest.errors import HarvestError
 from harvest.interpret_shim import SHIM_SOURCE
+from harvest.resources import load_template
 from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, TensorMeta
 from harvest.shapes import evaluate
 
@@ -70,18 +69,6 @@ class ModuleContext:
     source_lines: tuple[str, ...] = ()
     aten_ops: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-def load_template(name: str) -> jinja2.Template:
-    """A template shipped in the package (harvest.templates); an unknown name lists the ones that exist."""
-    files = importlib.resources.files("harvest.templates")
-    available = sorted(p.name for p in files.iterdir() if p.name.endswith(".j2"))
-    if name not in available:
-        raise HarvestError(f"no template {name!r}; available: {', '.join(available)}")
-    environment = jinja2.Environment(
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
-    )
-    return environment.from_string(files.joinpath(name).read_text(encoding="utf-8"))
 
 
 def next_power_of_2(n: int) -> int:

@@ -11,42 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from harvest.errors import HarvestError, ParseError, UsageError
+from harvest.errors import ParseError, UsageError
+from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
 
-TEMPLATE_PACKAGE = "harvest.templates"
 REPORT_TEMPLATE = "report.md.j2"
 _OPS_PER_LINE = 4
-
-
-class TemplateNotFound(HarvestError):
-    """A template name that the harvest.templates package does not ship."""
-
-
-def available_templates() -> list[str]:
-    return sorted(p.name for p in resources.files(TEMPLATE_PACKAGE).iterdir() if p.name.endswith(".j2"))
-
-
-def load_template(name: str) -> jinja2.Template:
-    """A template shipped in harvest.templates; an unknown name raises an error listing the ones that exist."""
-    resource = resources.files(TEMPLATE_PACKAGE) / name
-    if not resource.is_file():
-        available = ", ".join(available_templates())
-        raise TemplateNotFound(f"no template {name!r} in {TEMPLATE_PACKAGE}; available: {available}")
-    env = jinja2.Environment(
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-    )
-    env.filters["md"] = md_cell
-    return env.from_string(resource.read_text(encoding="utf-8"))
 
 
 def md_cell(text: Any) -> str:
@@ -213,7 +187,7 @@ def render_report(manifest: dict) -> str:
         "command": " ".join(command) if isinstance(command, list) else str(command),
     }
     graphs = [_graph_context(g) for g in manifest.get("graphs", []) if g.get("fusion")]
-    text = load_template(REPORT_TEMPLATE).render(m=context, graphs=graphs)
+    text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
 

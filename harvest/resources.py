@@ -1,0 +1,45 @@
+"""Templates shipped with harvest: one loader for the kernel modules and the report.
+
+Installed, they live in the package `harvest.templates` (pyproject maps the top-level templates/ directory to it);
+run from a source tree (`PYTHONPATH=. python -m harvest`), the same files are read from templates/ beside harvest/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+
+import jinja2
+
+from harvest.errors import HarvestError
+
+TEMPLATE_PACKAGE = "harvest.templates"
+
+
+class TemplateNotFound(HarvestError):
+    """A template name harvest does not ship."""
+
+
+def template_dir() -> Traversable:
+    try:
+        return resources.files(TEMPLATE_PACKAGE)
+    except ModuleNotFoundError:  # a source tree on PYTHONPATH, not an install
+        return Path(__file__).resolve().parent.parent / "templates"
+
+
+def available_templates() -> list[str]:
+    return sorted(p.name for p in template_dir().iterdir() if p.name.endswith(".j2"))
+
+
+def load_template(name: str, filters: dict[str, Callable] | None = None) -> jinja2.Template:
+    """A shipped template; an unknown name raises an error that lists the ones that exist."""
+    resource = template_dir() / name
+    if not resource.is_file():
+        raise TemplateNotFound(f"no template {name!r} in {TEMPLATE_PACKAGE}; available: {', '.join(available_templates())}")
+    environment = jinja2.Environment(
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined, autoescape=False
+    )
+    environment.filters.update(filters or {})
+    return environment.from_string(resource.read_text(encoding="utf-8"))
