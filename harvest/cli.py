@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what changed in fusion between two extractions (or targets): kernels added/removed/split/merged",
         description="Compare OLD and NEW (extraction directories, or targets to extract first). Markdown by "
         "default, fit for a pull-request comment. With a gate option it exits non-zero when the gate trips.",
-        epilog=EXIT_TEXT,
+        epilog="exit codes: 0 ok; 8 when --max-kernels or --fail-on-unfuse trips; others as for extract",
     )
     diff.add_argument("old", help="extraction directory or target")
     diff.add_argument("new", help="extraction directory or target")
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             from harvest.diff import diff_command
 
             text, code = diff_command(options.old, options.new, options.json, options.max_kernels, options.fail_on_unfuse)
-            print(text)
+            print(text, end="" if text.endswith("\n") else "\n")
             return code
     except HarvestError as exc:
         if options.debug:

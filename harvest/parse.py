@@ -698,8 +698,10 @@ class _CallReader(cst.CSTVisitor):
         """`buf11 = buf8  # reuse`: the same tensor under a new name (an input's alias is origin "other")."""
         if source.origin == "input":
             self._add_buffer(replace(source, name=target, origin="other", base=source.name, input_index=None))
-        else:
+        elif source.origin == "view":  # already points at its storage's owner
             self._add_buffer(replace(source, name=target))
+        else:  # keep the link to the buffer it reuses, so data flow follows it
+            self._add_buffer(replace(source, name=target, origin="view", base=source.name, offset=0))
 
     def _add_buffer(self, buffer: Buffer) -> None:
         self.buffers[buffer.name] = buffer

@@ -267,7 +267,8 @@ def test_layer_norm_launch_cuda_forward() -> None:
     assert buf1.meta == TensorMeta((8, 256, 1), (256, 1, 2048), "float32", "cuda")
     assert graph.buffers["primals_3"].meta == TensorMeta((8, 256, 512), (131072, 512, 1), "float32", "cuda")
     # buf11 = buf8; del buf8  # reuse
-    assert graph.buffers["buf11"].meta == graph.buffers["buf8"].meta and graph.buffers["buf11"].origin == "empty"
+    assert graph.buffers["buf11"].meta == graph.buffers["buf8"].meta
+    assert (graph.buffers["buf11"].origin, graph.buffers["buf11"].base) == ("view", "buf8")  # data flow follows the reuse
     assert graph.launches_of("triton_per_fused__softmax_amax_mul_sub_2")[0].args[0].buffer == "buf11"
     assert graph.outputs[:3] == ("buf13", "primals_1", "primals_3")
     assert graph.outputs[7] == "buf4"  # reinterpret_tensor(buf4, ...) is returned as its base
