@@ -279,5 +279,14 @@ def _target_error(outcome: RunOutcome, out: Path, graphs: int) -> HarvestError:
     kept = f"{graphs} graph(s) captured before that were extracted to {out}" if graphs else "nothing was captured"
     if outcome.status == "exit":
         return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}")
-    last = outcome.error.strip().splitlines()[-1] if outcome.error.strip() else "unknown error"
-    return TargetError(f"target raised {last}; {kept}\n{outcome.error.rstrip()}")
+    return TargetError(f"target raised {_exception_line(outcome.error)}; {kept}\n{outcome.error.rstrip()}")
+
+
+def _exception_line(error: str) -> str:
+    """`ValueError: message` of a traceback: the first unindented line after its last frame (a message may span lines)."""
+    lines = error.rstrip().splitlines()
+    frames = [i for i, line in enumerate(lines) if line.startswith("  File ")]
+    for line in lines[frames[-1] + 1 if frames else 0 :]:
+        if line and not line.startswith(" "):
+            return line
+    return lines[-1] if lines else "unknown error"
