@@ -156,6 +156,15 @@ def test_target_raises_keeps_what_was_captured(tmp_path, exit_codes):
     assert [f for f in files if f.startswith("g0_inference/") and f.endswith(".py")], files  # the module was written
 
 
+def test_target_raises_before_compiling_names_the_exception(tmp_path, exit_codes):
+    # A message over several lines: the error line still names the exception, not the message's last line.
+    (tmp_path / "raises.py").write_text("raise RuntimeError('first line\\nsecond line')\n")
+    proc = harvest("extract", "raises.py", "-o", "out", "-q", cwd=tmp_path)
+    first = assert_error(proc, exit_codes["TargetError"], "RuntimeError: first line", "nothing was captured", target_traceback=True)
+    assert "second line" not in first
+    assert proc.stderr.rstrip().endswith("second line")
+
+
 @pytest.fixture(scope="module")
 def exit_0_run(tmp_path_factory):
     """A target that compiles one graph then calls sys.exit(0); also times a capture on this machine."""
