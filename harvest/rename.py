@@ -117,9 +117,10 @@ def _failure(code: str, name: str, warning: str) -> RenameResult:
 
 _NOISE_OPS = frozenset(
     {"view", "reshape", "_unsafe_view", "clone", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze",
-     "slice", "select", "copy", "copy_", "_to_copy", "alias", "as_strided", "detach", "lift_fresh", "unbind",
+     "slice", "select", "copy", "copy_", "alias", "as_strided", "detach", "lift_fresh", "unbind",
      "split", "split_with_sizes", "getitem", "full", "scalar_tensor", "empty", "zeros", "ones"}
 )
+_OP_WORDS = {"_to_copy": "cast", "convert_element_type": "cast"}
 # Ops that together make one well-known function: (the ops that reveal it, what it absorbs, its name).
 _COMPOSITES: tuple[tuple[str, frozenset[str], str], ...] = (
     ("native_layer_norm_backward", frozenset({"native_layer_norm", "mul", "sub", "sum", "add", "div"}),
@@ -149,12 +150,13 @@ def readable_kernel_name(inductor_name: str, aten_ops: Sequence[str] = (), sourc
     ops = [op.split(".")[1] if op.startswith("aten.") else op.split(".")[-1] for op in aten_ops]
     if not ops:  # no comment: the op words sit between the prefix and the counter, joined by "_"
         middle = "_" + re.sub(r"_\d+$", "", _KERNEL_PREFIX.sub("", inductor_name)) + "_"
+        middle = middle.replace("__to_copy_", "_cast_")
         for reveal, _, _ in _COMPOSITES:
             if f"_{reveal.lstrip('_')}_" in middle:
                 ops.append(reveal)
                 middle = middle.replace(f"_{reveal.lstrip('_')}_", "_")
         ops += [w for w in middle.split("_") if w]
-    ops = [op for op in ops if op and op not in _NOISE_OPS]
+    ops = [_OP_WORDS.get(op, op) for op in ops if op and op not in _NOISE_OPS]
     words: list[str] = []
     absorbed: set[str] = set()
     for reveal, absorbs, name in _COMPOSITES:
