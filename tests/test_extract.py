@@ -1,0 +1,229 @@
+"""`harvest extract` end to end on the CPU: acceptance, determinism, replay, no-clobber, artifacts as targets.
+
+No mocks: targets run in a real capture child through Inductor's CPU Triton backend, and every generated module
+is run as a user runs it (`TRITON_INTERPRET=1 python module.py --check`, a subprocess). The two example
+extractions are module-scoped: each runs once per session and the tests below share (and never modify) them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+FIXTURES = ROOT / "tests" / "fixtures"
+SQUARE_OUTPUT_CODE = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0" / "square_square" / "graph_000.py"
+ARTIFACTS = {
+    "torch_compile_debug": (FIXTURES / "artifacts" / "torch_compile_debug", 1),
+    "torch_trace": (FIXTURES / "artifacts" / "torch_trace", 11),
+    "output_code.py": (SQUARE_OUTPUT_CODE, 1),
+}
+
+
+def harvest(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`python -m harvest ARGS` in cwd; output captured as text."""
+    env = dict(os.environ, COLUMNS="250")  # rich wraps at 80 columns when not on a terminal
+    return subprocess.run(
+        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_check(module: Path) -> subprocess.CompletedProcess:
+    """`TRITON_INTERPRET=1 python module.py --check`, as the module's own header says to run it on a CPU."""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    return subprocess.run(
+        [sys.executable, str(module), "--check"], cwd=module.parent, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    """Every file under directory, relative path -> bytes."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def assert_same_tree(a: Path, b: Path) -> None:
+    left, right = tree(a), tree(b)
+    assert sorted(left) == sorted(right), f"different files: only in {a}: {set(left) - set(right)}; only in {b}: {set(right) - set(left)}"
+    differ = [path for path in left if left[path] != right[path]]
+    assert not differ, f"files differ between {a} and {b}: {differ}"
+
+
+def kernels(manifest: dict) -> list[dict]:
+    return [kernel for graph in manifest["graphs"] for kernel in graph["kernels"]]
+
+
+def extract_example(factory, name: str) -> tuple[subprocess.CompletedProcess, Path]:
+    cwd = factory.mktemp(name)
+    proc = harvest("extract", str(EXAMPLES / f"{name}.py"), "-o", "out", cwd=cwd)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc, cwd / "out"
+
+
+@pytest.fixture(scope="module")
+def square_square(tmp_path_factory):
+    return extract_example(tmp_path_factory, "square_square")
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory):
+    return extract_example(tmp_path_factory, "small_model")
+
+
+# ---------------------------------------------------------------- acceptance on the CPU
+
+
+def test_square_square_is_one_fused_kernel_that_checks(square_square):
+    proc, out = square_square
+    assert "CPU" in proc.stderr and "Triton" in proc.stderr  # says plainly that it took the CPU Triton path
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["mode"] == "cpu-triton"
+    (kernel,) = kernels(manifest)  # torch.square(torch.square(x)): ONE Triton kernel
+    assert kernel["kind"] == "pointwise" and kernel["standalone_reason"] is None
+    assert kernel["fusion"]["op_counts"] == {"pow": 2}, kernel["fusion"]  # both squares fused into it
+    assert (out / "raw" / "g0_inference" / "output_code.py").exists()
+    module = out / kernel["module"]
+    check = run_check(module)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert " ok " in check.stdout and "mismatch" not in check.stdout.lower(), check.stdout
+
+
+def test_small_model_forward_and_backward_every_kernel_checks(small_model):
+    _, out = small_model
+    manifest = json.loads((out / "manifest.json").read_text())
+    roles = [graph["role"] for graph in manifest["graphs"]]
+    assert roles.count("forward") == 1 and roles.count("backward") == 1, roles
+    every = kernels(manifest)
+    kinds = {kernel["kind"] for kernel in every}
+    assert {"pointwise"} < kinds and kinds <= {"pointwise", "reduction", "persistent_reduction"}, kinds
+    skipped = [(kernel["name"], kernel["standalone_reason"]) for kernel in every if kernel["standalone_reason"]]
+    assert not skipped, f"kernels not made standalone: {skipped}"
+    assert len(every) >= 11, f"{len(every)} kernels; torch 2.13 CPU gives 4 forward + 7 backward"
+    modules = sorted(out / kernel["module"] for kernel in every)
+    assert len(set(modules)) == len(every)
+    assert sorted(out.glob("g*/*.py")) == modules  # exactly the manifest's modules were written
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        checks = dict(zip(modules, pool.map(run_check, modules)))
+    failed = {m.relative_to(out).as_posix(): c.stdout + c.stderr for m, c in checks.items() if c.returncode != 0}
+    assert not failed, f"{len(failed)} of {len(modules)} modules failed --check: {failed}"
+    for module, check in checks.items():
+        assert " ok " in check.stdout, f"{module.name}: no output was checked:\n{check.stdout}"
+
+
+# ---------------------------------------------------------------- determinism and replay
+
+
+def test_same_target_twice_gives_identical_files(square_square, tmp_path):
+    """Same target, same relative -o, another fresh directory: every file byte-identical, manifest included."""
+    _, first = square_square
+    proc = harvest("extract", str(EXAMPLES / "square_square.py"), "-o", "out", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert_same_tree(first, tmp_path / "out")
+
+
+@pytest.mark.parametrize("example", ["square_square", "small_model"])
+def test_replay_reproduces_identical_files(request, tmp_path, example):
+    """`harvest extract OUT` (in place) and `harvest extract OUT/raw -o OTHER` give the same files, without a run."""
+    _, original = request.getfixturevalue(example)
+    shutil.copytree(original, tmp_path / "out")
+    in_place = harvest("extract", "out", cwd=tmp_path)
+    assert in_place.returncode == 0, in_place.stderr
+    assert "reading artifact" in in_place.stderr and "running on" not in in_place.stderr
+    assert_same_tree(original, tmp_path / "out")
+
+    from_raw = harvest("extract", "out/raw", "-o", "other", "-q", cwd=tmp_path)
+    assert from_raw.returncode == 0, from_raw.stderr
+    assert_same_tree(original, tmp_path / "other")
+
+
+# ---------------------------------------------------------------- no-clobber
+
+
+def test_edited_module_is_kept_and_force_backs_it_up(square_square, tmp_path):
+    _, original = square_square
+    out = tmp_path / "out"
+    shutil.copytree(original, out)
+    (kernel,) = kernels(json.loads((out / "manifest.json").read_text()))
+    module = out / kernel["module"]
+    generated = module.read_bytes()
+    edited = generated + b"\n# tuned by hand: XBLOCK 2048\n"
+    module.write_bytes(edited)
+
+    # Re-extract from the script (a real run): the edited module is left alone, and the output says so.
+    proc = harvest("extract", str(EXAMPLES / "square_square.py"), "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert f"kept your edited {module.relative_to(tmp_path).as_posix()}" in said, said
+    assert module.read_bytes() == edited
+    assert not list(module.parent.glob("*.bak*"))
+
+    # --force replaces it and keeps the edited version as a .bak.
+    proc = harvest("extract", "out", "--force", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert module.read_bytes() == generated
+    (backup,) = module.parent.glob(module.name + ".bak*")
+    assert backup.read_bytes() == edited
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert "saved your edited version as" in said and backup.name in said, said
+
+    # Once it is what harvest writes again, a plain re-extraction leaves the directory as it is.
+    before = tree(out)
+    proc = harvest("extract", "out", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert tree(out) == before
+
+
+def test_modules_no_longer_produced_are_removed_unless_edited(tmp_path):
+    """Re-extract another target into the same directory: unedited stale modules go, an edited one stays."""
+    out = tmp_path / "out"
+    proc = harvest("extract", str(ARTIFACTS["torch_trace"][0]), "-o", "out", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    old_modules = sorted(p.relative_to(out).as_posix() for p in out.glob("g*/*.py"))
+    assert len(old_modules) == 11, old_modules
+    edited = out / "g0_forward" / "gelu_kernel.py"
+    assert edited.exists(), old_modules
+    edited.write_text(edited.read_text() + "\n# my change\n")
+
+    proc = harvest("extract", str(SQUARE_OUTPUT_CODE), "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    left = sorted(p.relative_to(out).as_posix() for p in out.glob("g*/*.py"))
+    assert left == ["g0_forward/gelu_kernel.py", "g0_inference/square_square_kernel.py"], left
+    assert edited.read_text().endswith("# my change\n")
+    said = " ".join((proc.stdout + proc.stderr).split())
+    assert "kept your edited out/g0_forward/gelu_kernel.py" in said, said
+    assert not (out / "g1_backward").exists()  # emptied directories go too
+    assert sorted(p.name for p in (out / "raw").iterdir()) == ["capture.json", "g0_inference"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [k["name"] for k in kernels(manifest)] == ["triton_poi_fused_pow_0"]
+
+
+# ---------------------------------------------------------------- artifacts as targets
+
+
+@pytest.mark.parametrize("artifact", sorted(ARTIFACTS))
+def test_artifact_target_extracts_without_running(tmp_path, artifact):
+    path, expected = ARTIFACTS[artifact]
+    proc = harvest("extract", str(path), "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "reading artifact" in proc.stderr and "running on" not in proc.stderr, proc.stderr
+    out = tmp_path / "out"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["mode"] == "artifact"
+    every = kernels(manifest)
+    assert len(every) == expected, [k["name"] for k in every]
+    assert all(kernel["module"] and (out / kernel["module"]).exists() for kernel in every), every
+    for graph in manifest["graphs"]:
+        assert (out / graph["raw"]).exists()
+    if artifact == "output_code.py":
+        assert (out / "raw" / "g0_inference" / "output_code.py").read_bytes() == SQUARE_OUTPUT_CODE.read_bytes()
+        check = run_check(out / every[0]["module"])
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert " ok " in check.stdout, check.stdout
