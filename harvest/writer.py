@@ -63,7 +63,15 @@ def previous_hashes(out_dir: Path) -> dict[str, str]:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except ValueError:
         return {}
-    return dict(data.get("generated_files", {}))
+    recorded = data.get("generated_files") if isinstance(data, dict) else None  # someone else's manifest.json
+    if not isinstance(recorded, dict):
+        return {}
+    # Only paths inside out_dir: a foreign or hand-edited manifest must never make harvest touch files elsewhere.
+    return {
+        path: digest
+        for path, digest in recorded.items()
+        if isinstance(path, str) and isinstance(digest, str) and not Path(path).is_absolute() and ".." not in Path(path).parts
+    }
 
 
 def _backup_path(path: Path) -> Path:
