@@ -157,8 +157,9 @@ def test_edited_module_is_kept_and_force_backs_it_up(square_square, tmp_path):
     edited = generated + b"\n# tuned by hand: XBLOCK 2048\n"
     module.write_bytes(edited)
 
-    # Re-extract from the script (a real run): the edited module is left alone, and the output says so.
-    proc = harvest("extract", str(EXAMPLES / "square_square.py"), "-o", "out", cwd=tmp_path)
+    # Re-extract (from its raw capture: a run gives the same files, test_same_target_twice... shows it):
+    # the edited module is left alone, and the output says so.
+    proc = harvest("extract", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     said = " ".join((proc.stdout + proc.stderr).split())
     assert f"kept your edited {module.relative_to(tmp_path).as_posix()}" in said, said
