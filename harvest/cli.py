@@ -157,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
             print(text, end="" if text.endswith("\n") else "\n")
             return code
     except HarvestError as exc:
-        if options.debug:
-            raise
+        if options.debug:  # the traceback, and still the documented exit code
+            import traceback
+
+            traceback.print_exc()
+            return exc.exit_code
         first, _, rest = str(exc).partition("\n")
         print(f"harvest: error: {first}", file=sys.stderr)
         if rest:
