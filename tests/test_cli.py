@@ -137,7 +137,7 @@ def test_corrupt_output_code(tmp_path, exit_codes):
 
 def test_debug_shows_the_traceback(tmp_path, exit_codes):
     proc = harvest("--debug", "extract", "no_such_script.py", cwd=tmp_path)
-    assert proc.returncode != 0
+    assert proc.returncode == exit_codes["UsageError"], proc.stderr  # --debug changes what is shown, not the exit code
     assert "Traceback (most recent call last)" in proc.stderr
     assert "UsageError: target not found: no_such_script.py" in proc.stderr
 
