@@ -48,6 +48,8 @@ KERNEL_DEF = m.Assign(
 ARGS_UNPACK = m.Assign(targets=[m.AssignTarget(m.Tuple() | m.List())], value=m.Name("args"))
 ARGS_CLEAR = m.Call(func=m.Attribute(value=m.Name("args"), attr=m.Name("clear")))
 ASSERT_SIZE_STRIDE = m.Call(func=m.Name("assert_size_stride"))
+# torch 2.14: one call for several inputs, assert_size_stride_grouped((a, b), (shape_a, shape_b), (stride_a, stride_b), 'input')
+ASSERT_SIZE_STRIDE_GROUPED = m.Call(func=m.Name("assert_size_stride_grouped"))
 HOUSEKEEPING_CALL = m.Call(
     func=m.Name("assert_alignment")
     | m.Attribute(attr=m.Name("set_device"))
@@ -562,7 +564,7 @@ class _CallReader(cst.CSTVisitor):
     def _read_call(self, call: cst.Call, target: str | None) -> bool:
         if m.matches(call, ARGS_CLEAR | HOUSEKEEPING_CALL | STREAM):
             return True
-        if m.matches(call, ASSERT_SIZE_STRIDE):
+        if m.matches(call, ASSERT_SIZE_STRIDE | ASSERT_SIZE_STRIDE_GROUPED):
             return True  # read up front by _add_inputs
         if m.matches(call, PARTITION_CALL):
             return self._read_partition(call)
@@ -634,6 +636,14 @@ class _CallReader(cst.CSTVisitor):
             positional = _positional(cst.ensure_type(node, cst.Call))
             if len(positional) >= 3 and isinstance(positional[0], cst.Name):
                 asserted[positional[0].value] = (_sizes(positional[1]), _sizes(positional[2]))
+        for node in (n for fn in self.functions.values() for n in m.findall(fn, ASSERT_SIZE_STRIDE_GROUPED)):
+            positional = _positional(cst.ensure_type(node, cst.Call))
+            if len(positional) < 3 or not all(isinstance(p, (cst.Tuple, cst.List)) for p in positional[:3]):
+                continue
+            names, shapes, strides = (list(_elements(p)) for p in positional[:3])
+            for name, shape, stride in zip(names, shapes, strides):
+                if isinstance(name, cst.Name):
+                    asserted[name.value] = (_sizes(shape), _sizes(stride))
         self.inputs = [_code(e) for e in _elements(target)]
         for index, name in enumerate(self.inputs):
             example = self.examples.get(name) or self.placeholders.get(name)

@@ -80,9 +80,18 @@ EXPECTED_EXTERNS = {
 PREFIX_KIND = {"triton_poi": "pointwise", "triton_red": "reduction", "triton_per": "persistent_reduction"}
 
 
+@functools.cache
+def _device(example_dir: Path) -> str:
+    """cuda or cpu, from the capture's own record (a CUDA build of torch without a GPU captures on the CPU path)."""
+    for line in (example_dir / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "env":
+            return "cuda" if event["mode"] == "cuda" else "cpu"
+    raise AssertionError(f"no env event in {example_dir}")
+
+
 def _key(path: Path) -> tuple[str, str, str]:
-    device = "cuda" if "+cu" in path.parent.parent.name else "cpu"
-    return device, path.parent.name, path.stem
+    return _device(path.parent), path.parent.name, path.stem
 
 
 @functools.cache
@@ -91,11 +100,14 @@ def _parse(path: Path) -> Graph:
 
 
 def _fixture_id(path: Path) -> str:
-    return "/".join(_key(path))
+    return "/".join((path.parent.parent.name, path.parent.name, path.stem))
 
 
 def test_every_fixture_has_an_expectation() -> None:
-    assert sorted(_key(p) for p in FIXTURES) == sorted(EXPECTED_KERNELS)
+    assert {_key(p) for p in FIXTURES} == set(EXPECTED_KERNELS)
+    assert {p.parent.parent.name for p in FIXTURES} >= {
+        "torch-2.11.0+cu130_triton-3.6.0", "torch-2.13.0+cpu_triton-3.9.0", "torch-2.14.1+cu130_triton-3.8.0"
+    }
 
 
 @pytest.fixture(params=FIXTURES, ids=_fixture_id)
@@ -781,3 +793,13 @@ def test_parse_tensor_meta_round_trip(dtype: str, shape: list, stride: list, dev
     assert meta.dtype == {"f32": "float32", "bf16": "bfloat16", "i64": "int64", "b8": "bool", "u8": "uint8"}.get(
         dtype, "complex64"
     )
+
+
+def test_grouped_input_asserts_of_torch_2_14() -> None:
+    """torch 2.14 asserts several inputs in one assert_size_stride_grouped call; each input still gets its layout."""
+    source = (Path(__file__).parent / "fixtures/torch-2.14.1+cu130_triton-3.8.0/small_model/graph_000.py").read_text()
+    assert "assert_size_stride_grouped(" in source
+    graph = parse_output_code(source, name="g0_forward", role="forward")
+    assert graph.buffers["primals_3"].meta == TensorMeta((2, 16, 32), (512, 32, 1), "float32", "cpu")
+    assert graph.buffers["primals_1"].meta.shape == (32,)
+    assert not graph.unparsed
