@@ -1,0 +1,364 @@
+"""softmax_kernel: reduction kernel fusing aten.ge, aten.scalar_tensor, aten.neg, aten.where, aten.mul, aten.amax, aten.sub, aten._softmax, aten.relu, aten.add
+
+Extracted by harvest from examples/dynamic_shapes.py (graph g0_inference).
+Inductor kernel: triton_red_fused__softmax_add_amax_ge_mul_neg_relu_scalar_tensor_sub_where_0   kind: reduction
+Fused ATen ops: aten.ge, aten.scalar_tensor, aten.neg, aten.where, aten.mul, aten.amax, aten.sub, aten._softmax, aten.relu, aten.add
+Source lines:
+    examples/dynamic_shapes.py:10 in scaled_softmax: return torch.softmax(x * scale, dim=-1) + torch.relu(x)
+Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200).
+Command: harvest extract examples/dynamic_shapes.py
+
+Run it (paths from the extraction directory):
+    python g0_inference/softmax_kernel.py --check                      # on a GPU
+    TRITON_INTERPRET=1 python g0_inference/softmax_kernel.py --check   # on a CPU, through the Triton interpreter
+    python g0_inference/softmax_kernel.py --bench                      # time kernel and eager reference (GPU)
+
+Names (this module <- Inductor's output_code.py  [FX node]):
+    softmax_kernel <- triton_red_fused__softmax_add_amax_ge_mul_neg_relu_scalar_tensor_sub_where_0
+    a_ptr <- in_ptr0  [arg2_1]
+    scalar <- in_ptr1  [arg3_1.item()]
+    out_ptr <- out_ptr2  [buf2]
+    size_0 <- ks0
+    n_rows <- xnumel
+    n_cols <- r0_numel
+    BLOCK_ROWS <- XBLOCK
+    BLOCK_COLS <- R0_BLOCK
+    row_start <- xoffset
+    rows <- xindex
+    row_mask <- xmask
+    col_base <- r0_base
+    scalar_val <- tmp1
+    amax_acc <- _tmp10
+    col_start <- r0_offset
+    cols <- r0_index
+    col_mask <- r0_mask
+    a <- tmp0
+    as_f32 <- tmp2
+    zero <- tmp3
+    ge <- tmp4
+    one <- tmp5
+    minus_one <- tmp6
+    where <- tmp7
+    mul <- tmp8
+    broadcast <- tmp9
+    maximum <- tmp11
+    amax <- tmp10  [amax_default]
+    total_acc <- _tmp25
+    a_1 <- tmp12
+    as_f32_1 <- tmp13
+    zero_1 <- tmp14
+    ge_1 <- tmp15
+    one_1 <- tmp16
+    minus_one_1 <- tmp17
+    where_1 <- tmp18
+    mul_1 <- tmp19
+    sub <- tmp20
+    mul_2 <- tmp21
+    mul_3 <- tmp22
+    exp <- tmp23
+    broadcast_1 <- tmp24
+    add <- tmp26
+    total <- tmp25  [sum_1]
+    a_2 <- tmp27
+    as_f32_2 <- tmp28
+    zero_2 <- tmp29
+    ge_2 <- tmp30
+    one_2 <- tmp31
+    minus_one_2 <- tmp32
+    where_2 <- tmp33
+    mul_4 <- tmp34
+    sub_1 <- tmp35
+    mul_5 <- tmp36
+    mul_6 <- tmp37
+    exp_1 <- tmp38
+    div <- tmp39  [div]
+    zero_3 <- tmp40
+    maximum_1 <- tmp41
+    add_1 <- tmp42
+    rows <- x0
+    cols <- r0_1
+
+Notes:
+    scalar: the captured value of arg3_1.item() is not recorded; 0.5 is used
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers
+from triton.language.extra import libdevice
+def _interpret_libdevice(libdevice):
+    """Under TRITON_INTERPRET=1, replace libdevice functions with numpy versions the interpreter can run."""
+    import math
+
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    def unary(np_fn, predicate=False):
+        def call(x, *_, **__):
+            data = np.asarray(np_fn(x.handle.data))
+            dtype = tl.int1 if predicate else x.dtype
+            if not predicate:
+                data = data.astype(x.handle.data.dtype, copy=False)
+            return tl.core.tensor(TensorHandle(data, dtype.scalar), x.type.with_element_ty(dtype.scalar) if x.type.is_block() else dtype)
+
+        return call
+
+    def binary(np_fn):
+        def call(x, y, *_, **__):
+            a = x if isinstance(x, tl.core.tensor) else y
+            xd = x.handle.data if isinstance(x, tl.core.tensor) else x
+            yd = y.handle.data if isinstance(y, tl.core.tensor) else y
+            data = np.asarray(np_fn(xd, yd)).astype(a.handle.data.dtype, copy=False)
+            return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
+
+        return call
+
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    unary_fns = {
+        "abs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
+        "atan": np.arctan, "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh,
+        "erf": erf, "erfc": lambda v: 1.0 - erf(v), "exp": np.exp, "exp10": lambda v: np.power(10.0, v),
+        "exp2": np.exp2, "expm1": np.expm1, "fabs": np.abs, "floor": np.floor, "lgamma": np.vectorize(math.lgamma),
+        "log": np.log, "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "nearbyint": np.rint,
+        "rint": np.rint, "round": lambda v: np.trunc(v + np.copysign(0.5, v)), "rsqrt": lambda v: 1.0 / np.sqrt(v),
+        "sin": np.sin, "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
+        "llrint": np.rint, "signbit_float": np.signbit,
+    }
+    predicates = {"isinf": np.isinf, "isnan": np.isnan, "isfinited": np.isfinite, "finitef": np.isfinite,
+                  "signbit": np.signbit}
+    binary_fns = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "copysign": np.copysign,
+                  "hypot": np.hypot, "nextafter": np.nextafter, "fmax": np.fmax, "fmin": np.fmin,
+                  "remainder": np.remainder}
+    for name, fn in unary_fns.items():
+        setattr(libdevice, name, unary(fn))
+    for name, fn in predicates.items():
+        setattr(libdevice, name, unary(fn, predicate=True))
+    for name, fn in binary_fns.items():
+        setattr(libdevice, name, binary(fn))
+    return libdevice
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    _interpret_libdevice(libdevice)
+
+
+triton_helpers.set_driver_to_gpu()
+
+
+@triton.jit
+def softmax_kernel(a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
+    row_start = tl.program_id(0) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < n_rows
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    scalar_val = scalar
+    amax_acc = tl.full([BLOCK_ROWS, BLOCK_COLS], float("-inf"), tl.float32)
+    for col_start in tl.range(0, n_cols, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < n_cols
+        a = tl.load(a_ptr + (cols + size_0*rows), col_mask & row_mask, eviction_policy='evict_last', other=0.0)
+        as_f32 = scalar_val.to(tl.float32)
+        zero = tl.full([1, 1], 0.0, tl.float32)
+        ge = as_f32 >= zero
+        one = tl.full([1, 1], 1.0, tl.float32)
+        minus_one = tl.full([1, 1], -1.0, tl.float32)
+        where = tl.where(ge, one, minus_one)
+        mul = a * where
+        broadcast = tl.broadcast_to(mul, [BLOCK_ROWS, BLOCK_COLS])
+        maximum = triton_helpers.maximum(amax_acc, broadcast)
+        amax_acc = tl.where(col_mask & row_mask, maximum, amax_acc)
+    amax = triton_helpers.max2(amax_acc, 1)[:, None]
+    total_acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    for col_start in tl.range(0, n_cols, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < n_cols
+        a_1 = tl.load(a_ptr + (cols + size_0*rows), col_mask & row_mask, eviction_policy='evict_last', other=0.0)
+        as_f32_1 = scalar_val.to(tl.float32)
+        zero_1 = tl.full([1, 1], 0.0, tl.float32)
+        ge_1 = as_f32_1 >= zero_1
+        one_1 = tl.full([1, 1], 1.0, tl.float32)
+        minus_one_1 = tl.full([1, 1], -1.0, tl.float32)
+        where_1 = tl.where(ge_1, one_1, minus_one_1)
+        mul_1 = a_1 * where_1
+        sub = mul_1 - amax
+        mul_2 = where_1 * as_f32_1
+        mul_3 = sub * mul_2
+        exp = libdevice.exp(mul_3)
+        broadcast_1 = tl.broadcast_to(exp, [BLOCK_ROWS, BLOCK_COLS])
+        add = total_acc + broadcast_1
+        total_acc = tl.where(col_mask & row_mask, add, total_acc)
+    total = tl.sum(total_acc, 1)[:, None]
+    for col_start in tl.range(0, n_cols, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < n_cols
+        a_2 = tl.load(a_ptr + (cols + size_0*rows), col_mask & row_mask, eviction_policy='evict_first', other=0.0)
+        as_f32_2 = scalar_val.to(tl.float32)
+        zero_2 = tl.full([1, 1], 0.0, tl.float32)
+        ge_2 = as_f32_2 >= zero_2
+        one_2 = tl.full([1, 1], 1.0, tl.float32)
+        minus_one_2 = tl.full([1, 1], -1.0, tl.float32)
+        where_2 = tl.where(ge_2, one_2, minus_one_2)
+        mul_4 = a_2 * where_2
+        sub_1 = mul_4 - amax
+        mul_5 = where_2 * as_f32_2
+        mul_6 = sub_1 * mul_5
+        exp_1 = libdevice.exp(mul_6)
+        div = (exp_1 / total)
+        zero_3 = tl.full([1, 1], 0, tl.int32)
+        maximum_1 = triton_helpers.maximum(zero_3, a_2)
+        add_1 = div + maximum_1
+        tl.store(out_ptr + (cols + size_0*rows), add_1, col_mask & row_mask)
+
+
+# The config the kernel ran with when it was captured (chosen by autotune).
+CONFIG = {'BLOCK_COLS': 128, 'BLOCK_ROWS': 2, 'num_warps': 2, 'num_stages': 1}
+
+
+def launch(a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, config=CONFIG):
+    """Launch softmax_kernel on arguments laid out as in the captured graph (outputs are written in place)."""
+    constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
+    grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
+    softmax_kernel[grid](
+        a_ptr, scalar, out_ptr, size_0, n_rows, n_cols,
+        **constexprs,
+        num_warps=config["num_warps"],
+        num_stages=config["num_stages"],
+    )
+
+
+def _random(shape, stride, dtype, device, generator, offset=0, low=None, high=None):
+    """A tensor with the given layout over fresh random storage (room for padded strides and offsets)."""
+    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
+    if dtype == torch.bool:
+        values = torch.rand(storage_size, generator=generator) < 0.5
+    elif dtype.is_floating_point:
+        values = torch.randn(storage_size, generator=generator)
+    else:
+        values = torch.randint(low if low is not None else -8, high if high is not None else 8, (storage_size,), generator=generator)
+    return values.to(dtype).to(device).as_strided(shape, stride, offset)
+
+
+def _zeros(shape, stride, dtype, device, offset=0):
+    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
+    return torch.zeros(storage_size, dtype=dtype, device=device).as_strided(shape, stride, offset)
+
+
+def make_inputs(device="cuda", seed=0):
+    """Every argument of the captured launch: tensors with its shapes, strides and dtypes, and its sizes."""
+    generator = torch.Generator().manual_seed(seed)
+    a_ptr = _random((64, 96), (96, 1), torch.float32, device, generator, offset=0)
+    scalar = 0.5  # scalar: the captured value of arg3_1.item() is not recorded; 0.5 is used
+    out_ptr = _zeros((64, 96), (96, 1), torch.float32, device, offset=0)
+    size_0 = 96
+    n_rows = 64
+    n_cols = 96
+    return {
+        "a_ptr": a_ptr,
+        "scalar": scalar,
+        "out_ptr": out_ptr,
+        "size_0": size_0,
+        "n_rows": n_rows,
+        "n_cols": n_cols,
+    }
+
+
+def reference(a_ptr, scalar):
+    arg2_1 = a_ptr
+    arg3_1 = torch.as_tensor(scalar, dtype=torch.float64)
+    device = a_ptr.device
+    convert_element_type_default_1 = torch.ops.prims.convert_element_type.default(arg3_1, torch.float32)
+    ge_scalar = torch.ops.aten.ge.Scalar(convert_element_type_default_1, 0)
+    scalar_tensor_default = torch.ops.aten.scalar_tensor.default(1, dtype=torch.float32, device=device, pin_memory=False)
+    neg_default = torch.ops.aten.neg.default(scalar_tensor_default)
+    where_self = torch.ops.aten.where.self(ge_scalar, scalar_tensor_default, neg_default)
+    mul_tensor_1 = torch.ops.aten.mul.Tensor(arg2_1, where_self)
+    amax_default = torch.ops.aten.amax.default(mul_tensor_1, [-1], True)
+    sub_tensor = torch.ops.aten.sub.Tensor(mul_tensor_1, amax_default)
+    mul_tensor_2 = torch.ops.aten.mul.Tensor(where_self, convert_element_type_default_1)
+    mul_tensor_3 = torch.ops.aten.mul.Tensor(sub_tensor, mul_tensor_2)
+    exp = torch.ops.aten.exp.default(mul_tensor_3)
+    sum_1 = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
+    div = torch.ops.aten.div.Tensor(exp, sum_1)
+    relu = torch.ops.aten.relu.default(arg2_1)
+    add_9 = torch.ops.aten.add.Tensor(div, relu)
+    return {"out_ptr": add_9}
+
+
+# Outputs the reference cannot compute, with the reason (they are not compared).
+UNCHECKED = {}
+
+TOLERANCES = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+}
+
+
+def compare(name, actual, expected):
+    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise."""
+    expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
+    if expected.shape != actual.shape:
+        print(f"  {name}: shape {tuple(actual.shape)} but the reference gives {tuple(expected.shape)}")
+        return False
+    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
+    close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+    if bool(close.all()):
+        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, rtol={tolerance['rtol']}, atol={tolerance['atol']})")
+        return True
+    bad = (~close).nonzero()
+    print(f"  {name}: {len(bad)} of {actual.numel()} values differ (rtol={tolerance['rtol']}, atol={tolerance['atol']}); first ones:")
+    for index in bad[:5].tolist():
+        where = tuple(index)
+        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, reference {expected.cpu()[where].item()!r}")
+    return False
+
+
+def check(device, seed=0):
+    """Run kernel and reference on the same inputs and compare every output the reference computes."""
+    args = make_inputs(device, seed)
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['a_ptr', 'scalar']]
+    launch(**args)
+    expected = reference(*reference_args)
+    print(f"softmax_kernel on {device}:")
+    results = [compare(name, args[name], value) for name, value in expected.items()]
+    for name, reason in UNCHECKED.items():
+        print(f"  {name}: not checked ({reason})")
+    return bool(results) and all(results)
+
+
+def bench(device, seed=0):
+    """Median time of the kernel and of the eager reference (triton.testing.do_bench, CUDA events)."""
+    if device != "cuda":
+        print("--bench needs a GPU: the interpreter's timings mean nothing")
+        return
+    args = make_inputs(device, seed)
+    reference_args = [args[name] for name in ['a_ptr', 'scalar']]
+    moved = sum(t.untyped_storage().nbytes() for t in args.values() if isinstance(t, torch.Tensor))
+    kernel_ms = triton.testing.do_bench(lambda: launch(**args), quantiles=[0.5, 0.2, 0.8])
+    eager_ms = triton.testing.do_bench(lambda: reference(*reference_args), quantiles=[0.5, 0.2, 0.8])
+    print(f"{'':12s} {'median ms':>10s} {'p20':>8s} {'p80':>8s} {'GB/s':>8s}")
+    for label, (median, p20, p80) in (("kernel", kernel_ms), ("eager ref", eager_ms)):
+        print(f"{label:12s} {median:10.4f} {p20:8.4f} {p80:8.4f} {moved / median / 1e6:8.1f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="softmax_kernel: extracted Triton kernel (check it, time it, edit it).")
+    parser.add_argument("--check", action="store_true", help="compare the kernel with the eager reference (default)")
+    parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (GPU)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
+    options = parser.parse_args()
+    if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        sys.exit("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU")
+    ok = True
+    if options.check or not options.bench:
+        ok = check(options.device, options.seed)
+    if options.bench:
+        bench(options.device, options.seed)
+    sys.exit(0 if ok else 1)

@@ -1,0 +1,178 @@
+"""pow_kernel: pointwise kernel fusing aten.pow
+
+Extracted by harvest from examples/pytorch_square.py (graph g2_inference).
+Inductor kernel: triton_poi_fused_pow_0   kind: pointwise
+Fused ATen ops: aten.pow
+Source lines:
+    examples/pytorch_square.py:25 in pow_fn: return a**2
+Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200).
+Command: harvest extract examples/pytorch_square.py
+
+Run it (paths from the extraction directory):
+    python g2_inference/pow_kernel.py --check                      # on a GPU
+    TRITON_INTERPRET=1 python g2_inference/pow_kernel.py --check   # on a CPU, through the Triton interpreter
+    python g2_inference/pow_kernel.py --bench                      # time kernel and eager reference (GPU)
+
+Names (this module <- Inductor's output_code.py  [FX node]):
+    pow_kernel <- triton_poi_fused_pow_0
+    a_ptr <- in_ptr0  [arg0_1]
+    out_ptr <- out_ptr0  [buf0]
+    n_elements <- xnumel
+    BLOCK_SIZE <- XBLOCK
+    block_start <- xoffset
+    offsets <- xindex
+    mask <- xmask
+    a <- tmp0
+    square <- tmp1  [pow_1]
+    offsets <- x0
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers
+
+
+triton_helpers.set_driver_to_gpu()
+
+
+@triton.jit
+def pow_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
+    n_elements = 100000000
+    block_start = tl.program_id(0) * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+    mask = offsets < n_elements
+    a = tl.load(a_ptr + (offsets), mask)
+    square = a * a
+    tl.store(out_ptr + (offsets), square, mask)
+
+
+# The config the kernel ran with when it was captured (chosen by autotune).
+CONFIG = {'BLOCK_SIZE': 1024, 'num_warps': 4, 'num_stages': 1}
+
+
+def launch(a_ptr, out_ptr, n_elements, config=CONFIG):
+    """Launch pow_kernel on arguments laid out as in the captured graph (outputs are written in place)."""
+    constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
+    grid = (triton.cdiv(n_elements, config["BLOCK_SIZE"]),)
+    pow_kernel[grid](
+        a_ptr, out_ptr, n_elements,
+        **constexprs,
+        num_warps=config["num_warps"],
+        num_stages=config["num_stages"],
+    )
+
+
+def _random(shape, stride, dtype, device, generator, offset=0, low=None, high=None):
+    """A tensor with the given layout over fresh random storage (room for padded strides and offsets)."""
+    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
+    if dtype == torch.bool:
+        values = torch.rand(storage_size, generator=generator) < 0.5
+    elif dtype.is_floating_point:
+        values = torch.randn(storage_size, generator=generator)
+    else:
+        values = torch.randint(low if low is not None else -8, high if high is not None else 8, (storage_size,), generator=generator)
+    return values.to(dtype).to(device).as_strided(shape, stride, offset)
+
+
+def _zeros(shape, stride, dtype, device, offset=0):
+    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
+    return torch.zeros(storage_size, dtype=dtype, device=device).as_strided(shape, stride, offset)
+
+
+def make_inputs(device="cuda", seed=0):
+    """Every argument of the captured launch: tensors with its shapes, strides and dtypes, and its sizes."""
+    generator = torch.Generator().manual_seed(seed)
+    a_ptr = _random((10000, 10000), (10000, 1), torch.float32, device, generator, offset=0)
+    out_ptr = _zeros((10000, 10000), (10000, 1), torch.float32, device, offset=0)
+    n_elements = 100000000
+    return {
+        "a_ptr": a_ptr,
+        "out_ptr": out_ptr,
+        "n_elements": n_elements,
+    }
+
+
+def reference(a_ptr):
+    arg0_1 = a_ptr
+    pow_1 = torch.ops.aten.pow.Tensor_Scalar(arg0_1, 2)
+    return {"out_ptr": pow_1}
+
+
+# Outputs the reference cannot compute, with the reason (they are not compared).
+UNCHECKED = {}
+
+TOLERANCES = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+}
+
+
+def compare(name, actual, expected):
+    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise."""
+    expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
+    if expected.shape != actual.shape:
+        print(f"  {name}: shape {tuple(actual.shape)} but the reference gives {tuple(expected.shape)}")
+        return False
+    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
+    close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+    if bool(close.all()):
+        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, rtol={tolerance['rtol']}, atol={tolerance['atol']})")
+        return True
+    bad = (~close).nonzero()
+    print(f"  {name}: {len(bad)} of {actual.numel()} values differ (rtol={tolerance['rtol']}, atol={tolerance['atol']}); first ones:")
+    for index in bad[:5].tolist():
+        where = tuple(index)
+        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, reference {expected.cpu()[where].item()!r}")
+    return False
+
+
+def check(device, seed=0):
+    """Run kernel and reference on the same inputs and compare every output the reference computes."""
+    args = make_inputs(device, seed)
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['a_ptr']]
+    launch(**args)
+    expected = reference(*reference_args)
+    print(f"pow_kernel on {device}:")
+    results = [compare(name, args[name], value) for name, value in expected.items()]
+    for name, reason in UNCHECKED.items():
+        print(f"  {name}: not checked ({reason})")
+    return bool(results) and all(results)
+
+
+def bench(device, seed=0):
+    """Median time of the kernel and of the eager reference (triton.testing.do_bench, CUDA events)."""
+    if device != "cuda":
+        print("--bench needs a GPU: the interpreter's timings mean nothing")
+        return
+    args = make_inputs(device, seed)
+    reference_args = [args[name] for name in ['a_ptr']]
+    moved = sum(t.untyped_storage().nbytes() for t in args.values() if isinstance(t, torch.Tensor))
+    kernel_ms = triton.testing.do_bench(lambda: launch(**args), quantiles=[0.5, 0.2, 0.8])
+    eager_ms = triton.testing.do_bench(lambda: reference(*reference_args), quantiles=[0.5, 0.2, 0.8])
+    print(f"{'':12s} {'median ms':>10s} {'p20':>8s} {'p80':>8s} {'GB/s':>8s}")
+    for label, (median, p20, p80) in (("kernel", kernel_ms), ("eager ref", eager_ms)):
+        print(f"{label:12s} {median:10.4f} {p20:8.4f} {p80:8.4f} {moved / median / 1e6:8.1f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="pow_kernel: extracted Triton kernel (check it, time it, edit it).")
+    parser.add_argument("--check", action="store_true", help="compare the kernel with the eager reference (default)")
+    parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (GPU)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
+    options = parser.parse_args()
+    if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        sys.exit("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU")
+    ok = True
+    if options.check or not options.bench:
+        ok = check(options.device, options.seed)
+    if options.bench:
+        bench(options.device, options.seed)
+    sys.exit(0 if ok else 1)

@@ -1,0 +1,308 @@
+"""layer_norm_bwd_kernel: reduction kernel fusing aten.transpose, aten.add, aten.view, aten.native_layer_norm_backward, aten.native_layer_norm
+
+Extracted by harvest from examples/small_model.py (graph g1_backward).
+Inductor kernel: triton_red_fused_add_native_layer_norm_native_layer_norm_backward_transpose_view_7   kind: reduction
+Fused ATen ops: aten.transpose, aten.add, aten.view, aten.native_layer_norm_backward, aten.native_layer_norm
+Source lines:
+    examples/small_model.py:22 in forward: h = self.ln(x)
+    examples/small_model.py:23 in forward: h = self.up(h)
+    examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
+Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200).
+Command: harvest extract examples/small_model.py
+
+Run it (paths from the extraction directory):
+    python g1_backward/layer_norm_bwd_kernel.py --check                      # on a GPU
+    TRITON_INTERPRET=1 python g1_backward/layer_norm_bwd_kernel.py --check   # on a CPU, through the Triton interpreter
+    python g1_backward/layer_norm_bwd_kernel.py --bench                      # time kernel and eager reference (GPU)
+
+Names (this module <- Inductor's output_code.py  [FX node]):
+    layer_norm_bwd_kernel <- triton_red_fused_add_native_layer_norm_native_layer_norm_backward_transpose_view_7
+    mm_ptr <- in_ptr0  [buf12]
+    weight_ptr <- in_ptr1  [primals_1]
+    a_ptr <- in_ptr2  [primals_3]
+    getitem_1_ptr <- in_ptr3  [getitem_1]
+    rsqrt_ptr <- in_ptr4  [rsqrt]
+    grad_ptr <- in_ptr5  [tangents_1]
+    bmm_ptr <- in_ptr6  [buf4]
+    out_ptr <- out_ptr2  [buf22]
+    n_rows <- xnumel
+    n_cols <- r0_numel
+    BLOCK_ROWS <- XBLOCK
+    BLOCK_COLS <- R0_BLOCK
+    row_start <- xoffset
+    rows <- xindex
+    row_mask <- xmask
+    col_base <- r0_base
+    total_acc <- _tmp4
+    getitem_1 <- tmp7
+    rsqrt <- tmp9
+    total_acc_1 <- _tmp13
+    col_start <- r0_offset
+    cols <- r0_index
+    col_mask <- r0_mask
+    mm <- tmp0
+    weight <- tmp1
+    a <- tmp6
+    mul <- tmp2
+    broadcast <- tmp3
+    add <- tmp5
+    sub <- tmp8
+    mul_1 <- tmp10
+    square <- tmp11
+    broadcast_1 <- tmp12
+    add_1 <- tmp14
+    total <- tmp4
+    total_1 <- tmp13
+    row_inner <- x2
+    row_outer <- x3
+    grad <- tmp15
+    bmm <- tmp16
+    mm_1 <- tmp20
+    weight_1 <- tmp21
+    a_1 <- tmp26
+    add_2 <- tmp17
+    const <- tmp18
+    mul_2 <- tmp19
+    mul_3 <- tmp22
+    const_1 <- tmp23
+    mul_4 <- tmp24
+    sub_1 <- tmp25
+    sub_2 <- tmp27
+    mul_5 <- tmp28
+    mul_6 <- tmp29
+    sub_3 <- tmp30
+    mul_7 <- tmp31
+    add_3 <- tmp32
+    rows <- x0
+    cols <- r0_1
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers
+
+
+triton_helpers.set_driver_to_gpu()
+
+
+@triton.jit
+def layer_norm_bwd_kernel(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
+    n_rows = 2048
+    n_cols = 512
+    row_start = tl.program_id(0) * BLOCK_ROWS
+    rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
+    row_mask = rows < n_rows
+    col_base = tl.arange(0, BLOCK_COLS)[None, :]
+    total_acc = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    getitem_1 = tl.load(getitem_1_ptr + (rows), row_mask, eviction_policy='evict_last')
+    rsqrt = tl.load(rsqrt_ptr + (rows), row_mask, eviction_policy='evict_last')
+    total_acc_1 = tl.full([BLOCK_ROWS, BLOCK_COLS], 0, tl.float32)
+    for col_start in tl.range(0, n_cols, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < n_cols
+        mm = tl.load(mm_ptr + (cols + 512*rows), col_mask & row_mask, eviction_policy='evict_last', other=0.0)
+        weight = tl.load(weight_ptr + (cols), col_mask, eviction_policy='evict_last', other=0.0)
+        a = tl.load(a_ptr + (cols + 512*rows), col_mask & row_mask, eviction_policy='evict_last', other=0.0)
+        mul = mm * weight
+        broadcast = tl.broadcast_to(mul, [BLOCK_ROWS, BLOCK_COLS])
+        add = total_acc + broadcast
+        total_acc = tl.where(col_mask & row_mask, add, total_acc)
+        sub = a - getitem_1
+        mul_1 = sub * rsqrt
+        square = mul * mul_1
+        broadcast_1 = tl.broadcast_to(square, [BLOCK_ROWS, BLOCK_COLS])
+        add_1 = total_acc_1 + broadcast_1
+        total_acc_1 = tl.where(col_mask & row_mask, add_1, total_acc_1)
+    total = tl.sum(total_acc, 1)[:, None]
+    total_1 = tl.sum(total_acc_1, 1)[:, None]
+    row_inner = (rows % 256)
+    row_outer = rows // 256
+    for col_start in tl.range(0, n_cols, BLOCK_COLS):
+        cols = col_start + col_base
+        col_mask = cols < n_cols
+        grad = tl.load(grad_ptr + (cols + 512*rows), col_mask & row_mask, eviction_policy='evict_first', other=0.0)
+        bmm = tl.load(bmm_ptr + (row_inner + 256*cols + 131072*row_outer), col_mask & row_mask, eviction_policy='evict_first', other=0.0)
+        mm_1 = tl.load(mm_ptr + (cols + 512*rows), col_mask & row_mask, eviction_policy='evict_first', other=0.0)
+        weight_1 = tl.load(weight_ptr + (cols), col_mask, eviction_policy='evict_last', other=0.0)
+        a_1 = tl.load(a_ptr + (cols + 512*rows), col_mask & row_mask, eviction_policy='evict_first', other=0.0)
+        add_2 = grad + bmm
+        const = tl.full([1, 1], 0.001953125, tl.float32)
+        mul_2 = rsqrt * const
+        mul_3 = mm_1 * weight_1
+        const_1 = tl.full([1, 1], 512.0, tl.float32)
+        mul_4 = mul_3 * const_1
+        sub_1 = mul_4 - total
+        sub_2 = a_1 - getitem_1
+        mul_5 = sub_2 * rsqrt
+        mul_6 = mul_5 * total_1
+        sub_3 = sub_1 - mul_6
+        mul_7 = mul_2 * sub_3
+        add_3 = add_2 + mul_7
+        tl.store(out_ptr + (cols + 512*rows), add_3, col_mask & row_mask)
+
+
+# The config the kernel ran with when it was captured (chosen by autotune).
+CONFIG = {'BLOCK_COLS': 512, 'BLOCK_ROWS': 1, 'num_warps': 4, 'num_stages': 1}
+
+
+def launch(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, n_cols, config=CONFIG):
+    """Launch layer_norm_bwd_kernel on arguments laid out as in the captured graph (outputs are written in place)."""
+    constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
+    grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
+    layer_norm_bwd_kernel[grid](
+        mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, n_cols,
+        **constexprs,
+        num_warps=config["num_warps"],
+        num_stages=config["num_stages"],
+    )
+
+
+def _random(shape, stride, dtype, device, generator, offset=0, low=None, high=None):
+    """A tensor with the given layout over fresh random storage (room for padded strides and offsets)."""
+    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
+    if dtype == torch.bool:
+        values = torch.rand(storage_size, generator=generator) < 0.5
+    elif dtype.is_floating_point:
+        values = torch.randn(storage_size, generator=generator)
+    else:
+        values = torch.randint(low if low is not None else -8, high if high is not None else 8, (storage_size,), generator=generator)
+    return values.to(dtype).to(device).as_strided(shape, stride, offset)
+
+
+def _zeros(shape, stride, dtype, device, offset=0):
+    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
+    return torch.zeros(storage_size, dtype=dtype, device=device).as_strided(shape, stride, offset)
+
+
+def make_inputs(device="cuda", seed=0):
+    """Every argument of the captured launch: tensors with its shapes, strides and dtypes, and its sizes."""
+    generator = torch.Generator().manual_seed(seed)
+    mm_ptr = _random((2048, 512), (512, 1), torch.float32, device, generator, offset=0)
+    weight_ptr = _random((512,), (1,), torch.float32, device, generator, offset=0)
+    a_ptr = _random((8, 256, 512), (131072, 512, 1), torch.float32, device, generator, offset=0)
+    getitem_1_ptr = _random((8, 256, 1), (256, 1, 1), torch.float32, device, generator, offset=0)
+    rsqrt_ptr = _random((8, 256, 1), (256, 1, 1), torch.float32, device, generator, offset=0)
+    grad_ptr = _random((8, 256, 512), (131072, 512, 1), torch.float32, device, generator, offset=0)
+    bmm_ptr = _random((8, 512, 256), (131072, 256, 1), torch.float32, device, generator, offset=0)
+    out_ptr = _zeros((8, 256, 512), (131072, 512, 1), torch.float32, device, offset=0)
+    n_rows = 2048
+    n_cols = 512
+    return {
+        "mm_ptr": mm_ptr,
+        "weight_ptr": weight_ptr,
+        "a_ptr": a_ptr,
+        "getitem_1_ptr": getitem_1_ptr,
+        "rsqrt_ptr": rsqrt_ptr,
+        "grad_ptr": grad_ptr,
+        "bmm_ptr": bmm_ptr,
+        "out_ptr": out_ptr,
+        "n_rows": n_rows,
+        "n_cols": n_cols,
+    }
+
+
+def reference(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr):
+    mm_2 = mm_ptr
+    primals_1 = weight_ptr
+    primals_3 = a_ptr
+    getitem_1 = getitem_1_ptr
+    rsqrt = rsqrt_ptr
+    tangents_1 = grad_ptr
+    bmm_4 = bmm_ptr
+    permute_7 = torch.ops.aten.permute.default(bmm_4, [0, 2, 1])
+    add_5 = torch.ops.aten.add.Tensor(tangents_1, permute_7)
+    view_21 = torch.ops.aten.reshape.default(mm_2, [8, 256, 512])
+    mul_16 = torch.ops.aten.mul.Tensor(view_21, primals_1)
+    mul_17 = torch.ops.aten.mul.Tensor(mul_16, 512)
+    sum_5 = torch.ops.aten.sum.dim_IntList(mul_16, [2], True)
+    sub = torch.ops.aten.sub.Tensor(primals_3, getitem_1)
+    mul = torch.ops.aten.mul.Tensor(sub, rsqrt)
+    mul_18 = torch.ops.aten.mul.Tensor(mul_16, mul)
+    sum_6 = torch.ops.aten.sum.dim_IntList(mul_18, [2], True)
+    mul_19 = torch.ops.aten.mul.Tensor(mul, sum_6)
+    sub_3 = torch.ops.aten.sub.Tensor(mul_17, sum_5)
+    sub_4 = torch.ops.aten.sub.Tensor(sub_3, mul_19)
+    div_1 = torch.ops.aten.div.Tensor(rsqrt, 512)
+    mul_20 = torch.ops.aten.mul.Tensor(div_1, sub_4)
+    add_8 = torch.ops.aten.add.Tensor(add_5, mul_20)
+    return {"out_ptr": add_8}
+
+
+# Outputs the reference cannot compute, with the reason (they are not compared).
+UNCHECKED = {}
+
+TOLERANCES = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+}
+
+
+def compare(name, actual, expected):
+    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise."""
+    expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
+    if expected.shape != actual.shape:
+        print(f"  {name}: shape {tuple(actual.shape)} but the reference gives {tuple(expected.shape)}")
+        return False
+    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
+    close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+    if bool(close.all()):
+        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, rtol={tolerance['rtol']}, atol={tolerance['atol']})")
+        return True
+    bad = (~close).nonzero()
+    print(f"  {name}: {len(bad)} of {actual.numel()} values differ (rtol={tolerance['rtol']}, atol={tolerance['atol']}); first ones:")
+    for index in bad[:5].tolist():
+        where = tuple(index)
+        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, reference {expected.cpu()[where].item()!r}")
+    return False
+
+
+def check(device, seed=0):
+    """Run kernel and reference on the same inputs and compare every output the reference computes."""
+    args = make_inputs(device, seed)
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['mm_ptr', 'weight_ptr', 'a_ptr', 'getitem_1_ptr', 'rsqrt_ptr', 'grad_ptr', 'bmm_ptr']]
+    launch(**args)
+    expected = reference(*reference_args)
+    print(f"layer_norm_bwd_kernel on {device}:")
+    results = [compare(name, args[name], value) for name, value in expected.items()]
+    for name, reason in UNCHECKED.items():
+        print(f"  {name}: not checked ({reason})")
+    return bool(results) and all(results)
+
+
+def bench(device, seed=0):
+    """Median time of the kernel and of the eager reference (triton.testing.do_bench, CUDA events)."""
+    if device != "cuda":
+        print("--bench needs a GPU: the interpreter's timings mean nothing")
+        return
+    args = make_inputs(device, seed)
+    reference_args = [args[name] for name in ['mm_ptr', 'weight_ptr', 'a_ptr', 'getitem_1_ptr', 'rsqrt_ptr', 'grad_ptr', 'bmm_ptr']]
+    moved = sum(t.untyped_storage().nbytes() for t in args.values() if isinstance(t, torch.Tensor))
+    kernel_ms = triton.testing.do_bench(lambda: launch(**args), quantiles=[0.5, 0.2, 0.8])
+    eager_ms = triton.testing.do_bench(lambda: reference(*reference_args), quantiles=[0.5, 0.2, 0.8])
+    print(f"{'':12s} {'median ms':>10s} {'p20':>8s} {'p80':>8s} {'GB/s':>8s}")
+    for label, (median, p20, p80) in (("kernel", kernel_ms), ("eager ref", eager_ms)):
+        print(f"{label:12s} {median:10.4f} {p20:8.4f} {p80:8.4f} {moved / median / 1e6:8.1f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="layer_norm_bwd_kernel: extracted Triton kernel (check it, time it, edit it).")
+    parser.add_argument("--check", action="store_true", help="compare the kernel with the eager reference (default)")
+    parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (GPU)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
+    options = parser.parse_args()
+    if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        sys.exit("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU")
+    ok = True
+    if options.check or not options.bench:
+        ok = check(options.device, options.seed)
+    if options.bench:
+        bench(options.device, options.seed)
+    sys.exit(0 if ok else 1)
