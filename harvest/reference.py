@@ -20,6 +20,7 @@ Whatever cannot be bound without guessing is reported in `unchecked` with a reas
 from __future__ import annotations
 
 import ast
+import itertools
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -595,6 +596,74 @@ class _Binding:
     outputs: dict[str, str] = field(default_factory=dict)  # param -> fragment name
     unchecked: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    partial_outputs: dict[str, _Split] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
+    from_partials: dict[str, tuple[str, _Split]] = field(default_factory=dict)  # node -> (partial input, split)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Split reductions. Inductor splits a long reduction in two kernels: stage 1 reduces chunks and stores a partial
+# buffer (`buf9` f32[1, 512, 16]: the node's shape plus a split dimension, and no FX node of its own); stage 2
+# reduces that buffer over the split dimension into the node (`sum_3` f32[1, 512]).
+
+# Triton top op of the stored value -> the aten family of the reduction node and the torch reduction that
+# combines partials exactly like the whole (sum of sums, max of maxes). Welford/mean/var partials are not here.
+_SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin"}
+_SPLIT_TARGETS = {"sum": "torch.ops.aten.sum.dim_IntList", "amax": "torch.ops.aten.amax.default",
+                  "amin": "torch.ops.aten.amin.default"}
+
+_SPLIT_WORDS = {"sum": ("partial sums", "sums"), "amax": ("partial maxima", "takes the max of"),
+                "amin": ("partial minima", "takes the min of")}
+
+
+@dataclass(frozen=True)
+class _Split:
+    reduce: str  # "sum" | "amax" | "amin"
+    dims: tuple[int, ...]  # the partial buffer's split dimensions
+    terms: int | None = None  # how many values the whole reduction combines (stage 1; sets the sum's tolerance)
+
+
+def _split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
+    """The dimensions of `partial` that, removed, leave `whole`; None when there is no such set or several."""
+    extra = len(partial) - len(whole)
+    if extra < 1:
+        return None
+    wanted = tuple(map(str, whole))
+    found = [dims for dims in itertools.combinations(range(len(partial)), extra)
+             if tuple(str(s) for i, s in enumerate(partial) if i not in dims) == wanted]
+    return found[0] if len(found) == 1 else None
+
+
+def _reductions(fragment: _Fragment, family: str | None = None) -> list[str]:
+    """Nodes that are sums/amaxes/amins (of `family` when given), in fragment order."""
+    return [n for n, op in fragment.ops.items() if op.family in _SPLIT_TARGETS and (family is None or op.family == family)
+            and op.meta is not None and n not in fragment.broken]
+
+
+def _partial_of(fragment: _Fragment, meta: TensorMeta | None, family: str | None = None) -> dict[str, tuple[int, ...]]:
+    """Reduction nodes a buffer of `meta` can be the split partial of, with the split dimensions of each."""
+    found: dict[str, tuple[int, ...]] = {}
+    if meta is None:
+        return found
+    for name in _reductions(fragment, family):
+        node = fragment.ops[name].meta
+        dims = _split_dims(meta.shape, node.shape)
+        if dims is not None and _norm_dtype(node.dtype) == _norm_dtype(meta.dtype):
+            found[name] = dims
+    return found
+
+
+def _reduction_terms(fragment: _Fragment, name: str) -> int | None:
+    """How many values the reduction node `name` combines into each of its outputs (None when unknown)."""
+    op = fragment.ops[name]
+    source = op.args[0] if op.args else None
+    if not isinstance(source, _Ref):
+        return None
+    node = fragment.ops.get(source.name) or fragment.placeholders.get(source.name)
+    whole = _numel(node.meta.shape) if node is not None and node.meta is not None else None
+    part = _numel(op.meta.shape) if op.meta is not None else None
+    if not whole or not part or whole % part:
+        return None
+    return whole // part
 
 
 def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, fragment: _Fragment,
@@ -626,6 +695,10 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
     # Only placeholders some op uses can feed the reference; the rest (reduction buffers like %buf0) are noise.
     external = [n for n in fragment.placeholders if n not in binding.inputs and n in used and n not in fragment.ops]
     internal = [n for n in fragment.placeholders if n not in binding.inputs and n in used and n in fragment.ops]
+    # A stage-2 kernel reads a split-reduction partial (`%buf9`) that no op uses: bind it too, so the reduction
+    # node can be computed from it.
+    partials = [n for n in fragment.placeholders if n not in binding.inputs and n not in used and n not in fragment.ops
+                and _partial_of(fragment, fragment.placeholders[n].meta)]
     metas = {param: _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
              for param in unbound if param in by_param}
 
@@ -635,7 +708,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
                 and same(fragment.placeholders[n].meta, meta)]
 
     remaining = list(unbound)
-    for pool in (external, internal):
+    for pool in (external, internal, partials):
         for same in (_same_shape, _same_numel):
             for param in list(remaining):
                 free = [n for n in pool if n not in binding.inputs]
@@ -667,6 +740,7 @@ def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
     returns = set(fragment.returns)
     opaque = [r for r in fragment.returns if r not in fragment.ops]
     ambiguous: dict[str, tuple[str, ...]] = {}  # param -> returned nodes it could be, in return order
+    split: dict[str, dict[str, tuple[int, ...]]] = {}  # param -> reduction nodes it may hold partials of
     for param in kernel.params:
         if param not in access.last_store:
             continue
@@ -711,7 +785,10 @@ def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
         binding.unchecked[param] = why
         if len(returned) > 1 and not compatible_opaque:
             ambiguous[param] = tuple(returned)
+        if not candidates and top in _SPLIT_REDUCTIONS:
+            split[param] = _partial_of(fragment, meta, _SPLIT_REDUCTIONS[top])
     _bind_by_store_order(binding, ambiguous, fragment)
+    _bind_partial_outputs(binding, split, fragment)
     seen: dict[str, list[str]] = {}
     for param, name in binding.outputs.items():
         seen.setdefault(name, []).append(param)
@@ -740,10 +817,66 @@ def _bind_by_store_order(binding: _Binding, ambiguous: dict[str, tuple[str, ...]
             binding.warnings.append(f"bound {param} to {name} by store order ({', '.join(ordered)} look alike)")
 
 
+def _bind_partial_outputs(binding: _Binding, split: dict[str, dict[str, tuple[int, ...]]], fragment: _Fragment) -> None:
+    """Stage 1 of a split reduction: `out_ptr0` stores `buf9` f32[1, 512, 16], partial sums of `sum_3` f32[1, 512].
+
+    The buffer is the node's shape plus the split dimension(s); the stored value's reduction (`tl.sum`) must be the
+    node's. Several partial outputs of look-alike nodes (`sum_7`, `sum_8`, both f32[512]) pair by store order, as
+    Inductor numbers out_ptrN in the order the fused nodes store, which is fragment order.
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for param, options in split.items():
+        if options:
+            groups.setdefault(tuple(options), []).append(param)
+        else:
+            binding.unchecked[param] += ("; it is a reduction's partial, but no sum/amax/amin node of the fragment has "
+                                         "its shape less one set of split dimensions")
+    for names, params in groups.items():
+        if len(names) != len(params):
+            for param in params:
+                binding.unchecked[param] = (f"{param} stores split-reduction partials, but of which of "
+                                            f"{', '.join(names)} cannot be told ({len(params)} partial outputs)")
+            continue
+        params.sort(key=lambda p: (not p.startswith("out_ptr"), int(re.sub(r"\D", "", p) or 0)))
+        for param, name in zip(params, names):
+            terms = _reduction_terms(fragment, name)
+            if terms is None:
+                binding.unchecked[param] = (f"{param} stores split-reduction partials of {name}, but how many values "
+                                            f"{name} reduces is not known (a symbolic size)")
+                continue
+            binding.outputs[param] = name
+            binding.partial_outputs[param] = _Split(fragment.ops[name].family, split[param][name], terms)
+            del binding.unchecked[param]
+        if len(params) > 1:
+            binding.warnings.append(f"bound {', '.join(params)} to partials of {', '.join(names)} by store order "
+                                    f"(look-alike split reductions)")
+
+
+def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
+    """Stage 2 of a split reduction: the kernel reads `buf9` f32[1, 512, 16] (no FX node) and stores `sum_3`
+    f32[1, 512]; `sum_3` is then the same reduction of `buf9` over its split dimension. Only when the pairing is
+    one to one: a partial that could belong to two nodes, or a node with two partials, is left alone."""
+    pairs: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for name in binding.inputs:
+        if name in fragment.ops or name in binding.scalar_inputs:
+            continue
+        options = _partial_of(fragment, binding.input_meta.get(name))
+        if len(options) == 1:
+            (node, dims), = options.items()
+            pairs.setdefault(node, []).append((name, dims))
+    for node, found in pairs.items():
+        if len(found) == 1:
+            partial, dims = found[0]
+            binding.from_partials[node] = (partial, _Split(fragment.ops[node].family, dims))
+
+
 def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str, str], order: list[str],
             visiting: set[str]) -> str | None:
     """Add `name` and what it needs to `order`; return why it cannot be computed, or None."""
     if name in binding.inputs or name in order:
+        return None
+    if name in binding.from_partials:
+        order.append(name)  # computed from the partial buffer the kernel reads, not from the node's own inputs
         return None
     if name in fragment.broken:
         return fragment.broken[name]
@@ -815,10 +948,13 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
 
     position = {name: index for index, name in enumerate(fragment.ops)}
     order.sort(key=position.__getitem__)  # fragment order is topological and reads like the original
-    used_names = {ref for n in order for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values()) for ref in _refs(v)}
+    computed = [n for n in order if n not in binding.from_partials]
+    used_names = {ref for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
+                  for ref in _refs(v)}
+    used_names |= {binding.from_partials[n][0] for n in order if n in binding.from_partials}
     used_inputs = {name: binding.inputs[name] for name in binding.inputs
                    if name in used_names or name in {binding.outputs[p] for p in checked}}
-    used_symbols = {s for n in order for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
+    used_symbols = {s for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
                     for s in _symbols(v)}
     params = [p for p in kernel.params if p in used_inputs.values()
               or (p in symbol_params and any(symbols[s] == p for s in used_symbols))]
@@ -849,7 +985,13 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         lines.append(f"    device = {device}")
     for name in order:
         op = fragment.ops[name]
-        if op.target == "operator.getitem":
+        if name in binding.from_partials:
+            partial, split = binding.from_partials[name]
+            parts, verb = _SPLIT_WORDS[split.reduce]
+            lines.append(f"    # Split reduction, stage 2: {names[partial]} holds {parts} of {names[name]} along dim "
+                         f"{list(split.dims)}; the kernel {verb} them.")
+            call = f"{_SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
+        elif op.target == "operator.getitem":
             call = f"{_render(op.args[0], names)}[{_render(op.args[1], names)}]"
         elif op.target == "torch.ops.prims.fma.default" and len(op.args) == 3:
             # Inductor's own prim (registered only once Inductor is imported): a * b + c.
@@ -869,6 +1011,16 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         meta = _buffer_meta(graph, _arg_buffer(arg.expr, arg.buffer))
         node_meta = fragment.ops[name].meta
         expr = names[name]
+        split = binding.partial_outputs.get(param)
+        if split is not None:
+            chunks = _numel(tuple(meta.shape[d] for d in split.dims)) if meta is not None else None
+            parts, verb = _SPLIT_WORDS[split.reduce]
+            lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
+                         f"along dim {list(split.dims)};")
+            lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({split.terms} values per element).")
+            results.append(f'"{param}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
+                           f'"terms": {split.terms}, "expected": {expr}}}')
+            continue
         if meta is not None and node_meta is not None:
             if tuple(map(str, node_meta.shape)) != tuple(map(str, meta.shape)):
                 if _numel(node_meta.shape) is None or _numel(node_meta.shape) != _numel(meta.shape):
@@ -903,6 +1055,7 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph) -> Reference:
         binding = _Binding()
         _bind_inputs(kernel, launch, graph, access, fragment, binding)
         _bind_outputs(kernel, launch, graph, access, fragment, binding)
+        _bind_partial_inputs(fragment, binding)
         return _generate(kernel, fragment, binding, graph, launch)
     except _NoFragment:
         reason = "the kernel has no # Graph fragment comment (torch < 2.5 or a template kernel)"
