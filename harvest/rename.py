@@ -263,7 +263,7 @@ class _Standalone(cst.CSTTransformer):
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
         if m.matches(updated_node, m.SimpleStatementLine(body=[m.Expr(m.Call(
-                func=m.Attribute(value=m.Name("triton_helpers"), attr=m.Name("set_driver_to_cpu"))))])):
+                func=m.Attribute(value=m.Name("triton_helpers"), attr=m.Name("set_driver_to_cpu") | m.Name("set_driver_to_gpu"))))])):
             return cst.RemoveFromParent()
         return updated_node
 
