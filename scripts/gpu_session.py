@@ -11,6 +11,9 @@ and OUT_DIR/extracted.tgz (the extractions), prints a summary table.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -27,11 +30,28 @@ def run(command: list[str], timeout: float = 900) -> tuple[int, str, float]:
     return done.returncode, done.stdout + done.stderr, time.monotonic() - started
 
 
+def check_in_process(module_path: Path, bench: bool) -> tuple[bool, str]:
+    """Import a kernel module and run its check() (and bench()) here: one torch import for all modules."""
+    spec = importlib.util.spec_from_file_location(f"harvest_gpu_{abs(hash(str(module_path)))}", module_path)
+    module = importlib.util.module_from_spec(spec)
+    output = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(output):
+            spec.loader.exec_module(module)
+            ok = bool(module.check("cuda"))
+            if bench:
+                module.bench("cuda")
+    except Exception as exc:  # a module that does not even run is a failed check, with the reason
+        return False, output.getvalue() + f"{type(exc).__name__}: {exc}"
+    return ok, output.getvalue()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--examples", nargs="*", default=EXAMPLES)
     parser.add_argument("--replay", action="store_true", help="re-render extracted/<ex> from its raw capture instead of running")
+    parser.add_argument("--no-bench", action="store_true", help="skip timings (checks and bitwise comparisons only)")
     options = parser.parse_args()
     options.out.mkdir(parents=True, exist_ok=True)
     import torch
@@ -62,15 +82,17 @@ def main() -> int:
                 checks.append({"kernel": kernel["name"], "standalone_reason": kernel["standalone_reason"]})
                 continue
             module = out_dir / kernel["module"]
-            code, log, seconds = run([sys.executable, str(module), "--check", "--bench"])
-            checks.append({"kernel": kernel["name"], "module": str(module), "check_exit": code, "output": log[-1500:]})
-            print(f"   {'PASS' if code == 0 else 'FAIL'} {module} ({seconds:.1f} s)", flush=True)
-            if code != 0:
-                print(log[-1500:])
+            started = time.monotonic()
+            ok, log = check_in_process(module, bench=not options.no_bench)
+            seconds = time.monotonic() - started
+            checks.append({"kernel": kernel["name"], "module": str(module), "check_exit": 0 if ok else 1, "output": log[-1500:]})
+            print(f"   {'PASS' if ok else 'FAIL'} {module} ({seconds:.1f} s)", flush=True)
+            print("     " + log.strip().replace("\n", "\n     ")[-1500:], flush=True)
         inductor_dir = Path("/tmp/inductor_names") / example
         run([sys.executable, "-m", "harvest", "extract", str(out_dir), "-o", str(inductor_dir), "--names", "inductor", "-q"])
         names_json = options.out / f"names_{example}.json"
-        code, log, _ = run([sys.executable, "scripts/compare_names.py", str(out_dir), str(inductor_dir), "--bench", "--json", str(names_json)])
+        bench_flag = [] if options.no_bench else ["--bench"]
+        code, log, _ = run([sys.executable, "scripts/compare_names.py", str(out_dir), str(inductor_dir), *bench_flag, "--json", str(names_json)])
         print(log.strip()[-2500:], flush=True)
         summary["examples"][example] = {
             "graphs": len(manifest["graphs"]),
