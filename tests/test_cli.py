@@ -32,10 +32,15 @@ print("compiled", f(torch.randn(10, 10)).shape, flush=True)
 """
 
 
+def tree_env(**extra: str) -> dict[str, str]:
+    """The environment for `python -m harvest`: this tree's harvest first, whatever is installed."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path, COLUMNS="200", **extra)  # rich would wrap at 80 columns
+
+
 def harvest(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     """`python -m harvest ARGS` in cwd, output captured as text."""
-    env = dict(os.environ)
-    env["COLUMNS"] = "200"  # rich would wrap progress lines at 80 columns
+    env = tree_env()
     return subprocess.run(
         [sys.executable, "-m", "harvest", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -44,7 +49,7 @@ def harvest(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Completed
 @pytest.fixture(scope="session")
 def exit_codes() -> dict[str, int]:
     """Exit codes as `harvest --help` documents them: {"UsageError": 2, ...}."""
-    proc = subprocess.run([sys.executable, "-m", "harvest", "--help"], capture_output=True, text=True, check=True)
+    proc = subprocess.run([sys.executable, "-m", "harvest", "--help"], env=tree_env(), capture_output=True, text=True, check=True)
     line = next(line for line in proc.stdout.splitlines() if line.startswith("exit codes:"))
     codes = {name: int(code) for code, name in re.findall(r"(\d+) (\w+)", line)}
     assert codes.get("ok") == 0, line
@@ -99,6 +104,12 @@ def test_undecodable_py_is_not_a_python_file(tmp_path, exit_codes):
     (tmp_path / "latin.py").write_bytes(b"x = '\xe9t\xe9'\n\xff\xfe\n")
     proc = harvest("extract", "latin.py", "-q", cwd=tmp_path)
     assert_error(proc, exit_codes["UsageError"], "not a Python file", "latin.py")
+
+
+def test_directory_that_is_no_artifact(tmp_path, exit_codes):
+    (tmp_path / "empty").mkdir()
+    proc = harvest("extract", "empty", "-q", cwd=tmp_path)
+    assert_error(proc, exit_codes["UsageError"], "empty", "no output_code.py")
 
 
 def test_syntax_error_in_target(tmp_path, exit_codes):
@@ -220,10 +231,10 @@ def test_timeout_stops_the_target_and_keeps_the_graph(tmp_path, exit_codes, exit
 
 
 def test_help_teaches(exit_codes):
-    top = subprocess.run([sys.executable, "-m", "harvest", "--help"], capture_output=True, text=True)
+    top = subprocess.run([sys.executable, "-m", "harvest", "--help"], env=tree_env(), capture_output=True, text=True)
     assert top.returncode == 0
     assert "extract" in top.stdout and "exit codes:" in top.stdout
-    sub = subprocess.run([sys.executable, "-m", "harvest", "extract", "--help"], capture_output=True, text=True)
+    sub = subprocess.run([sys.executable, "-m", "harvest", "extract", "--help"], env=tree_env(), capture_output=True, text=True)
     assert sub.returncode == 0
     assert "examples:" in sub.stdout and "harvest extract examples/" in sub.stdout
     assert "--timeout" in sub.stdout and "--force" in sub.stdout and "-o" in sub.stdout
@@ -234,7 +245,7 @@ def test_help_teaches(exit_codes):
 
 
 def test_no_command_prints_usage():
-    proc = subprocess.run([sys.executable, "-m", "harvest"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "harvest"], env=tree_env(), capture_output=True, text=True)
     assert proc.returncode == 2
     assert "usage: harvest" in proc.stdout
 

@@ -7,6 +7,7 @@ extractions are module-scoped: each runs once per session and the tests below sh
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -24,13 +25,15 @@ SQUARE_OUTPUT_CODE = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0" / "square_square
 ARTIFACTS = {
     "torch_compile_debug": (FIXTURES / "artifacts" / "torch_compile_debug", 1),
     "torch_trace": (FIXTURES / "artifacts" / "torch_trace", 11),
+    "torch_trace_log": (FIXTURES / "artifacts" / "torch_trace" / "dedicated_log_torch_trace_small_model.log", 11),
     "output_code.py": (SQUARE_OUTPUT_CODE, 1),
 }
 
 
 def harvest(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """`python -m harvest ARGS` in cwd; output captured as text."""
-    env = dict(os.environ, COLUMNS="250")  # rich wraps at 80 columns when not on a terminal
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # this tree's harvest
+    env = dict(os.environ, PYTHONPATH=path, COLUMNS="250")  # rich wraps at 80 columns when not on a terminal
     return subprocess.run(
         [sys.executable, "-m", "harvest", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -53,7 +56,13 @@ def assert_same_tree(a: Path, b: Path) -> None:
     left, right = tree(a), tree(b)
     assert sorted(left) == sorted(right), f"different files: only in {a}: {set(left) - set(right)}; only in {b}: {set(right) - set(left)}"
     differ = [path for path in left if left[path] != right[path]]
-    assert not differ, f"files differ between {a} and {b}: {differ}"
+    if differ:
+        first = differ[0]
+        shown = difflib.unified_diff(
+            left[first].decode(errors="replace").splitlines(), right[first].decode(errors="replace").splitlines(),
+            f"{a}/{first}", f"{b}/{first}", lineterm="", n=1,
+        )
+        raise AssertionError(f"files differ between {a} and {b}: {differ}\n" + "\n".join(list(shown)[:40]))
 
 
 def kernels(manifest: dict) -> list[dict]:
@@ -125,6 +134,15 @@ def test_same_target_twice_gives_identical_files(square_square, tmp_path):
     """Same target, same relative -o, another fresh directory: every file byte-identical, manifest included."""
     _, first = square_square
     proc = harvest("extract", str(EXAMPLES / "square_square.py"), "-o", "out", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert_same_tree(first, tmp_path / "out")
+
+
+@pytest.mark.slow  # a second small-model capture, ~20 s
+def test_small_model_twice_gives_identical_files(small_model, tmp_path):
+    """Two graphs, provenance and autotune winners: every file byte-identical across two runs too."""
+    _, first = small_model
+    proc = harvest("extract", str(EXAMPLES / "small_model.py"), "-o", "out", "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert_same_tree(first, tmp_path / "out")
 
