@@ -318,7 +318,18 @@ def _make_tensor(meta: TensorMeta, scalars: dict, generator: torch.Generator) ->
     return tensor
 
 
-def _check_against_kernel(graph: Graph, launch: Launch, directory: Path) -> Reference:
+def _widest(tuner) -> None:
+    """Run the config with the largest blocks: the interpreter's time goes per program, and any config must agree."""
+    def volume(config) -> int:
+        total = 1
+        for value in config.kwargs.values():
+            total *= value if isinstance(value, int) else 1
+        return total
+
+    tuner.configs = [max(tuner.configs, key=volume)]
+
+
+def _check_against_kernel(graph: Graph, launch: Launch, directory: Path, widest: bool = False) -> Reference:
     kernel = graph.kernel(launch.kernel)
     ref = build_reference(kernel, launch, graph)
     generator = torch.Generator().manual_seed(launch.order)
@@ -335,7 +346,10 @@ def _check_against_kernel(graph: Graph, launch: Launch, directory: Path) -> Refe
                                         if b.origin == "input" and n in arg.expr}}
             inputs[arg.param] = arg.value if arg.value is not None else eval(arg.expr, {}, namespace)
     clones = {p: v.clone() if isinstance(v, torch.Tensor) else v for p, v in inputs.items()}
-    _import_kernel(kernel, directory).run(*[clones[a.param] for a in launch.args], stream=0)
+    tuner = _import_kernel(kernel, directory)
+    if widest:
+        _widest(tuner)
+    tuner.run(*[clones[a.param] for a in launch.args], stream=0)
     expected = _run(ref, **inputs)
     assert set(expected) == set(ref.checked)
     for param in ref.checked:
@@ -427,11 +441,16 @@ def test_cuda_fixture_split_reductions_are_checked_by_combining_partials():
     assert any("by store order" in w for w in ref.warnings)
 
 
-@pytest.mark.parametrize("order", sorted(SPLIT_REDUCTIONS), ids=[f"{o}:{k}" for o, (k, _) in sorted(SPLIT_REDUCTIONS.items())])
+# Under ~60 s in the interpreter: launch 12 (gelu backward, 32768 rows) is launch 7's kernel shape at 4x the size
+# and is left to the replayed module's --check.
+ORACLE_SPLITS = [o for o in sorted(SPLIT_REDUCTIONS) if o != 12]
+
+
+@pytest.mark.parametrize("order", ORACLE_SPLITS, ids=[f"{o}:{SPLIT_REDUCTIONS[o][0]}" for o in ORACLE_SPLITS])
 def test_cuda_split_reductions_agree_with_the_kernel_in_the_interpreter(order: int, tmp_path: Path):
     graph = _cuda_backward()
     launch = next(l for l in graph.launches if l.order == order)
-    ref = _check_against_kernel(graph, launch, tmp_path)
+    ref = _check_against_kernel(graph, launch, tmp_path, widest=True)
     assert ref.checked == tuple(SPLIT_REDUCTIONS[order][1])
 
 
