@@ -69,6 +69,8 @@ def extract(
     """
     if names not in ("readable", "inductor"):
         raise UsageError(f"--names must be 'readable' or 'inductor', not {names!r}")
+    if timeout is not None and timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     target = Path(target)
     if not target.exists():
         raise UsageError(f"target not found: {target}")
@@ -125,8 +127,8 @@ def extract(
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     result.manifest = manifest
     result.modules = [out / path for path in files if path.endswith(".py")]
-    if outcome is not None and outcome.status != "ok" and not (outcome.status == "exit" and outcome.exit_code == 0):
-        raise _target_error(outcome, out, len(capture.graphs))
+    if _failed(outcome):
+        raise _target_error(outcome, out, len(capture.graphs))  # type: ignore[arg-type]
     return result
 
 
@@ -259,24 +261,26 @@ def _check_syntax(target: Path) -> None:
         raise UsageError(f"not a Python file: {target} ({exc})") from exc
 
 
+def _failed(outcome: RunOutcome | None) -> bool:
+    return outcome is not None and outcome.status != "ok" and not (outcome.status == "exit" and outcome.exit_code == 0)
+
+
 def _raise_for_run(outcome: RunOutcome | None, capture: Capture, out: Path) -> None:
-    """Failures that leave nothing to extract beyond raw/: timeout, a dead child, no GPU for --device cuda."""
-    if outcome is None:
-        return
-    kept = f"{len(capture.graphs)} graph(s) captured before that are in {out / 'raw'}"
-    if outcome.status == "timeout":
-        raise TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}")
-    if outcome.status == "no-cuda":
+    """Failures with nothing to extract; a failed run that captured graphs is extracted first, then reported."""
+    if outcome is not None and outcome.status == "no-cuda":
         raise UsageError("--device cuda, but torch sees no GPU here; use --device cpu (or auto) for the CPU Triton path")
-    if outcome.status == "crashed":
-        tail = outcome.error.strip().splitlines()[-1:] or ["no output"]
-        raise TargetError(f"target process died (exit status {outcome.exit_code}): {tail[0]}; {kept}")
-    if not capture.graphs and outcome.status != "ok" and not (outcome.status == "exit" and outcome.exit_code == 0):
-        raise _target_error(outcome, out, 0)
+    if not capture.graphs and _failed(outcome):
+        raise _target_error(outcome, out, 0)  # type: ignore[arg-type]
 
 
 def _target_error(outcome: RunOutcome, out: Path, graphs: int) -> HarvestError:
+    """The one-line error of a failed run; what was captured before it has been written."""
     kept = f"{graphs} graph(s) captured before that were extracted to {out}" if graphs else "nothing was captured"
+    if outcome.status == "timeout":
+        return TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}")
+    if outcome.status == "crashed":
+        tail = outcome.error.strip().splitlines()[-1:] or ["no output"]
+        return TargetError(f"target process died (exit status {outcome.exit_code}): {tail[0]}; {kept}")
     if outcome.status == "exit":
         return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}")
     return TargetError(f"target raised {_exception_line(outcome.error)}; {kept}\n{outcome.error.rstrip()}")

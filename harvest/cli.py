@@ -25,7 +25,8 @@ offline GPU target (--target-sm), executed by the Triton interpreter. Output is 
 target twice gives byte-identical files. A kernel module you edited is never overwritten (see --force).
 """
 
-EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items())
+INTERNAL_ERROR = 70  # EX_SOFTWARE
+EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items()) + f", {INTERNAL_ERROR} internal error"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,9 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"harvest {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # --debug is accepted after the command too (`harvest extract x.py --debug`)
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks for errors")
 
     extract = commands.add_parser(
         "extract",
+        parents=[debug],
         help="run a script under torch.compile (or read an artifact) and extract every Triton kernel",
         description="Capture every Inductor graph of TARGET and write, under OUT: raw/<graph>/output_code.py "
         "(the untouched capture, written first), <graph>/<kernel>.py (standalone: kernel, launch(), "
@@ -59,11 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
-    report = commands.add_parser("report", help="re-render report.md of an extraction from its manifest (no run)")
+    report = commands.add_parser("report", parents=[debug], help="re-render report.md of an extraction from its manifest (no run)")
     report.add_argument("directory", help="an extraction directory (holds manifest.json)")
 
     diff = commands.add_parser(
         "diff",
+        parents=[debug],
         help="what changed in fusion between two extractions (or targets): kernels added/removed/split/merged",
         description="Compare OLD and NEW (extraction directories, or targets to extract first). Markdown by "
         "default, fit for a pull-request comment. With a gate option it exits non-zero when the gate trips.",
@@ -170,4 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harvest: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug in harvest, not bad input: say so, keep the traceback for --debug
+        if options.debug:
+            raise
+        print(f"harvest: internal error: {type(exc).__name__}: {exc} (a bug in harvest; rerun with --debug and report it)", file=sys.stderr)
+        return INTERNAL_ERROR
     return 0

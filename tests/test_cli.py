@@ -52,7 +52,7 @@ def exit_codes() -> dict[str, int]:
     proc = subprocess.run([sys.executable, "-m", "harvest", "--help"], env=tree_env(), capture_output=True, text=True, check=True)
     line = next(line for line in proc.stdout.splitlines() if line.startswith("exit codes:"))
     codes = {name: int(code) for code, name in re.findall(r"(\d+) (\w+)", line)}
-    assert codes.get("ok") == 0, line
+    assert codes.get("ok") == 0 and codes.get("internal") == 70, line
     return codes
 
 
@@ -311,3 +311,26 @@ def test_output_directory_with_a_foreign_manifest(tmp_path):
     proc = harvest("extract", str(FIXTURE_SQUARE), "-o", "other", "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "outside.txt").read_text() == "precious\n"
+
+
+def test_target_that_dies_without_raising_keeps_and_extracts_its_graphs(tmp_path, exit_codes):
+    (tmp_path / "dies.py").write_text(COMPILE_ONE + "import os\nos._exit(7)\n")
+    proc = harvest("extract", "dies.py", "-o", "out", "-q", cwd=tmp_path)
+    assert_error(proc, exit_codes["TargetError"], "died", "exit status 7", "1 graph")
+    files = files_under(tmp_path / "out")
+    assert "raw/g0_inference/output_code.py" in files
+    assert [f for f in files if f.startswith("g0_inference/") and f.endswith(".py")], files
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_timeout_must_be_positive(tmp_path, exit_codes, value):
+    (tmp_path / "t.py").write_text(COMPILE_ONE)
+    proc = harvest("extract", "t.py", "--timeout", value, cwd=tmp_path)
+    assert_error(proc, exit_codes["UsageError"], "--timeout", "positive")
+    assert not (tmp_path / "extracted").exists()  # refused before running anything
+
+
+def test_debug_is_accepted_after_the_command(tmp_path, exit_codes):
+    proc = harvest("extract", "missing.py", "--debug", cwd=tmp_path)
+    assert proc.returncode == exit_codes["UsageError"]
+    assert "Traceback (most recent call last)" in proc.stderr and "target not found" in proc.stderr
