@@ -52,63 +52,6 @@ import triton
 import triton.language as tl
 from torch._inductor.runtime import triton_helpers
 from triton.language.extra import libdevice
-def _interpret_libdevice(libdevice):
-    """Under TRITON_INTERPRET=1, replace libdevice functions with numpy versions the interpreter can run."""
-    import math
-
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime.interpreter import TensorHandle
-
-    def unary(np_fn, predicate=False):
-        def call(x, *_, **__):
-            data = np.asarray(np_fn(x.handle.data))
-            dtype = tl.int1 if predicate else x.dtype
-            if not predicate:
-                data = data.astype(x.handle.data.dtype, copy=False)
-            return tl.core.tensor(TensorHandle(data, dtype.scalar), x.type.with_element_ty(dtype.scalar) if x.type.is_block() else dtype)
-
-        return call
-
-    def binary(np_fn):
-        def call(x, y, *_, **__):
-            a = x if isinstance(x, tl.core.tensor) else y
-            xd = x.handle.data if isinstance(x, tl.core.tensor) else x
-            yd = y.handle.data if isinstance(y, tl.core.tensor) else y
-            data = np.asarray(np_fn(xd, yd)).astype(a.handle.data.dtype, copy=False)
-            return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
-
-        return call
-
-    erf = np.vectorize(math.erf, otypes=[np.float64])
-    unary_fns = {
-        "abs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
-        "atan": np.arctan, "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh,
-        "erf": erf, "erfc": lambda v: 1.0 - erf(v), "exp": np.exp, "exp10": lambda v: np.power(10.0, v),
-        "exp2": np.exp2, "expm1": np.expm1, "fabs": np.abs, "floor": np.floor, "lgamma": np.vectorize(math.lgamma),
-        "log": np.log, "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "nearbyint": np.rint,
-        "rint": np.rint, "round": lambda v: np.trunc(v + np.copysign(0.5, v)), "rsqrt": lambda v: 1.0 / np.sqrt(v),
-        "sin": np.sin, "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
-        "llrint": np.rint, "signbit_float": np.signbit,
-    }
-    predicates = {"isinf": np.isinf, "isnan": np.isnan, "isfinited": np.isfinite, "finitef": np.isfinite,
-                  "signbit": np.signbit}
-    binary_fns = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "copysign": np.copysign,
-                  "hypot": np.hypot, "nextafter": np.nextafter, "fmax": np.fmax, "fmin": np.fmin,
-                  "remainder": np.remainder}
-    for name, fn in unary_fns.items():
-        setattr(libdevice, name, unary(fn))
-    for name, fn in predicates.items():
-        setattr(libdevice, name, unary(fn, predicate=True))
-    for name, fn in binary_fns.items():
-        setattr(libdevice, name, binary(fn))
-    return libdevice
-
-if os.environ.get("TRITON_INTERPRET") == "1":
-    _interpret_libdevice(libdevice)
-
-
-triton_helpers.set_driver_to_gpu()
 
 
 @triton.jit
@@ -207,19 +150,39 @@ TOLERANCES = {
 }
 
 
+def reduce_partials(partials, split):
+    """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima)."""
+    combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
+    return combine(partials.cpu(), dim=split["dims"])
+
+
 def compare(name, actual, expected):
-    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise."""
+    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise.
+
+    `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
+    kernel's partials are combined over the split dims, then compared with the whole reduction.
+    """
+    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
+    what = ""
+    if isinstance(expected, dict):
+        split = expected
+        actual, expected = reduce_partials(actual, split), split["expected"]
+        what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
+        if split["reduce"] == "sum" and actual.dtype.is_floating_point:
+            # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
+            tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
+            what += f", atol scaled by sqrt({split['terms']})"
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
         print(f"  {name}: shape {tuple(actual.shape)} but the reference gives {tuple(expected.shape)}")
         return False
-    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
     close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+    limits = f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}{what}"
     if bool(close.all()):
-        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, rtol={tolerance['rtol']}, atol={tolerance['atol']})")
+        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, {limits})")
         return True
     bad = (~close).nonzero()
-    print(f"  {name}: {len(bad)} of {actual.numel()} values differ (rtol={tolerance['rtol']}, atol={tolerance['atol']}); first ones:")
+    print(f"  {name}: {len(bad)} of {actual.numel()} values differ ({limits}); first ones:")
     for index in bad[:5].tolist():
         where = tuple(index)
         print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, reference {expected.cpu()[where].item()!r}")
@@ -252,6 +215,65 @@ def bench(device, seed=0):
     print(f"{'':12s} {'median ms':>10s} {'p20':>8s} {'p80':>8s} {'GB/s':>8s}")
     for label, (median, p20, p80) in (("kernel", kernel_ms), ("eager ref", eager_ms)):
         print(f"{label:12s} {median:10.4f} {p20:8.4f} {p80:8.4f} {moved / median / 1e6:8.1f}")
+
+
+# Interpreter support: under TRITON_INTERPRET=1 the interpreter cannot run libdevice calls, so they get numpy
+# versions here; on a GPU nothing changes.
+def _interpret_libdevice(libdevice):
+    """Under TRITON_INTERPRET=1, replace libdevice functions with numpy versions the interpreter can run."""
+    import math
+
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    def unary(np_fn, predicate=False):
+        def call(x, *_, **__):
+            data = np.asarray(np_fn(x.handle.data))
+            dtype = tl.int1 if predicate else x.dtype
+            if not predicate:
+                data = data.astype(x.handle.data.dtype, copy=False)
+            return tl.core.tensor(TensorHandle(data, dtype.scalar), x.type.with_element_ty(dtype.scalar) if x.type.is_block() else dtype)
+
+        return call
+
+    def binary(np_fn):
+        def call(x, y, *_, **__):
+            a = x if isinstance(x, tl.core.tensor) else y
+            xd = x.handle.data if isinstance(x, tl.core.tensor) else x
+            yd = y.handle.data if isinstance(y, tl.core.tensor) else y
+            data = np.asarray(np_fn(xd, yd)).astype(a.handle.data.dtype, copy=False)
+            return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
+
+        return call
+
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    unary_fns = {
+        "abs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
+        "atan": np.arctan, "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh,
+        "erf": erf, "erfc": lambda v: 1.0 - erf(v), "exp": np.exp, "exp10": lambda v: np.power(10.0, v),
+        "exp2": np.exp2, "expm1": np.expm1, "fabs": np.abs, "floor": np.floor, "lgamma": np.vectorize(math.lgamma),
+        "log": np.log, "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "nearbyint": np.rint,
+        "rint": np.rint, "round": lambda v: np.trunc(v + np.copysign(0.5, v)), "rsqrt": lambda v: 1.0 / np.sqrt(v),
+        "sin": np.sin, "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
+        "llrint": np.rint, "signbit_float": np.signbit,
+    }
+    predicates = {"isinf": np.isinf, "isnan": np.isnan, "isfinited": np.isfinite, "finitef": np.isfinite,
+                  "signbit": np.signbit}
+    binary_fns = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "copysign": np.copysign,
+                  "hypot": np.hypot, "nextafter": np.nextafter, "fmax": np.fmax, "fmin": np.fmin,
+                  "remainder": np.remainder}
+    for name, fn in unary_fns.items():
+        setattr(libdevice, name, unary(fn))
+    for name, fn in predicates.items():
+        setattr(libdevice, name, unary(fn, predicate=True))
+    for name, fn in binary_fns.items():
+        setattr(libdevice, name, binary(fn))
+    return libdevice
+
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    _interpret_libdevice(libdevice)
 
 
 if __name__ == "__main__":

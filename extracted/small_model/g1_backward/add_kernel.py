@@ -39,10 +39,6 @@ import sys
 import torch
 import triton
 import triton.language as tl
-from torch._inductor.runtime import triton_helpers
-
-
-triton_helpers.set_driver_to_gpu()
 
 
 @triton.jit
@@ -121,19 +117,39 @@ TOLERANCES = {
 }
 
 
+def reduce_partials(partials, split):
+    """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima)."""
+    combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
+    return combine(partials.cpu(), dim=split["dims"])
+
+
 def compare(name, actual, expected):
-    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise."""
+    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise.
+
+    `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
+    kernel's partials are combined over the split dims, then compared with the whole reduction.
+    """
+    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
+    what = ""
+    if isinstance(expected, dict):
+        split = expected
+        actual, expected = reduce_partials(actual, split), split["expected"]
+        what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
+        if split["reduce"] == "sum" and actual.dtype.is_floating_point:
+            # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
+            tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
+            what += f", atol scaled by sqrt({split['terms']})"
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
         print(f"  {name}: shape {tuple(actual.shape)} but the reference gives {tuple(expected.shape)}")
         return False
-    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
     close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+    limits = f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}{what}"
     if bool(close.all()):
-        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, rtol={tolerance['rtol']}, atol={tolerance['atol']})")
+        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, {limits})")
         return True
     bad = (~close).nonzero()
-    print(f"  {name}: {len(bad)} of {actual.numel()} values differ (rtol={tolerance['rtol']}, atol={tolerance['atol']}); first ones:")
+    print(f"  {name}: {len(bad)} of {actual.numel()} values differ ({limits}); first ones:")
     for index in bad[:5].tolist():
         where = tuple(index)
         print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, reference {expected.cpu()[where].item()!r}")
