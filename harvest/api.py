@@ -63,9 +63,10 @@ def extract(
 ) -> ExtractResult:
     """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.
 
-    target: a script (run under the capture hooks, with `args`), an output_code.py, a TORCH_COMPILE_DEBUG
-    directory or a TORCH_TRACE log. Raises a HarvestError subclass with a one-line message on bad input; whatever
-    was captured is written before that.
+    target: a script (run in a child process under the capture hooks, with `args`), or an artifact read without a
+    run: an output_code.py, a TORCH_COMPILE_DEBUG directory, a TORCH_TRACE log, or an earlier extraction (or its raw/),
+    which is replayed to identical files (in place when out_dir is left out). Raises a HarvestError subclass with a
+    one-line message on bad input; whatever was captured is written before that.
     """
     if names not in ("readable", "inductor"):
         raise UsageError(f"--names must be 'readable' or 'inductor', not {names!r}")
