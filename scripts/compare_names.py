@@ -3,7 +3,7 @@
     python scripts/compare_names.py READABLE_DIR INDUCTOR_DIR [--bench] [--json OUT.json]
 
 READABLE_DIR and INDUCTOR_DIR are two extractions of the same capture, one with the default names and one with
-`--names inductor` (e.g. `harvest extract extracted/small_model -o /tmp/inductor_names --names inductor` replays the
+`--names inductor` (e.g. `harvest extract extracted/h200/small_model -o /tmp/inductor_names --names inductor` replays the
 same raw capture). Each pair of modules gets the same inputs (make_inputs with the same seed draws the same values:
 parameters come in the same order), runs its launch(), and every tensor argument afterwards must be equal bit for bit.
 On a GPU, --bench times both with triton.testing.do_bench and prints the ratio.

@@ -2,8 +2,8 @@
 
     python3 scripts/gpu_session.py OUT_DIR [--examples square_square small_model ...] [--replay]
 
-For each example: `harvest extract examples/<ex>.py -o extracted/<ex>` on CUDA (or, with --replay, re-render the
-committed extracted/<ex> from its raw capture), then `--check` of every kernel module on the GPU, then the renamed vs
+For each example: `harvest extract examples/<ex>.py -o extracted/h200/<ex>` on CUDA (or, with --replay, re-render
+the committed extracted/h200/<ex> from its raw capture), then `--check` of every kernel module on the GPU, then the renamed vs
 Inductor-named comparison (bitwise and do_bench timing, scripts/compare_names.py). Writes OUT_DIR/gpu_summary.json
 and OUT_DIR/extracted.tgz (the extractions), prints a summary table.
 """
@@ -50,8 +50,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--examples", nargs="*", default=EXAMPLES)
-    parser.add_argument("--replay", action="store_true", help="re-render extracted/<ex> from its raw capture instead of running")
+    parser.add_argument("--replay", action="store_true", help="re-render <root>/<ex> from its raw capture instead of running")
     parser.add_argument("--no-bench", action="store_true", help="skip timings (checks and bitwise comparisons only)")
+    parser.add_argument("--root", type=Path, default=Path("extracted/h200"), help="where the extractions go (default extracted/h200)")
     options = parser.parse_args()
     options.out.mkdir(parents=True, exist_ok=True)
     import torch
@@ -66,7 +67,7 @@ def main() -> int:
     }
     print(f"{summary['gpu']}  torch {summary['torch']}  triton {summary['triton']}", flush=True)
     for example in options.examples:
-        out_dir = Path("extracted") / example
+        out_dir = options.root / example
         target = str(out_dir) if options.replay else f"examples/{example}.py"
         code, log, seconds = run([sys.executable, "-m", "harvest", "extract", target, "-o", str(out_dir)])
         print(f"== {example}: extract exit {code} in {seconds:.1f} s", flush=True)
@@ -105,8 +106,8 @@ def main() -> int:
     (options.out / "gpu_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     with tarfile.open(options.out / "extracted.tgz", "w:gz") as tar:
         for example in options.examples:
-            if (Path("extracted") / example).exists():
-                tar.add(Path("extracted") / example, arcname=example)
+            if (options.root / example).exists():
+                tar.add(options.root / example, arcname=example)
     print("\nexample          kernels  --check passed  bitwise-same  renamed/inductor time")
     for example, row in summary["examples"].items():
         names = row.get("names", [])
