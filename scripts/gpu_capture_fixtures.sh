@@ -7,9 +7,7 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 for ex in square_compile square_square pytorch_square small_model dynamic_shapes; do
   d=/tmp/cap/$ex; mkdir -p "$d"
-  start=$(date +%s.%N)
   TORCHINDUCTOR_CACHE_DIR=/tmp/ic_$ex TRITON_CACHE_DIR=/tmp/tc_$ex timeout 300 \
     python3 -m harvest.capture.bootstrap "$d" auto 90 -- "examples/$ex.py" 2>&1 | grep -v -i warn
-  echo "$ex: $(echo "$(date +%s.%N) - $start" | bc) s"
 done
 tar czf "$OUT/gpu_capture.tgz" -C /tmp/cap .
