@@ -21,8 +21,8 @@ from harvest.fusion import graph_fusion, kernel_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
 from harvest.parse import parse_output_code
 from harvest.reference import build_reference
-from harvest.render import KernelCode, ModuleContext, ReferenceCode, RenderError, render_kernel_module
 from harvest.rename import build_context, kernel_names, rename_kernel, strip_inductor_decorators
+from harvest.render import KernelCode, ModuleContext, ReferenceCode, RenderError, render_kernel_module
 from harvest.report import render_report
 from harvest.writer import WriteReport, ensure_writable, remove_stale_raw, sha256, write_generated, write_raw
 

@@ -15,8 +15,9 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import libcst as cst
 import libcst.matchers as m

@@ -24,7 +24,6 @@ import itertools
 import keyword
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
 from harvest.model import FxNode, Graph, Kernel, Launch, TensorMeta
 
@@ -209,7 +208,7 @@ class _Device:
     pass
 
 
-_Value = Union[_Ref, _Code, _Device, list, tuple, dict]
+_Value = _Ref | _Code | _Device | list | tuple | dict
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<ref>%[A-Za-z_]\w*)|(?P<num>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
@@ -920,7 +919,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     # Size symbols: from the shapes of bound inputs first, else from integer kernel arguments passed as the symbol.
     symbols: dict[str, str] = {}
     symbol_params: list[str] = []
-    for name, param in binding.inputs.items():
+    for name in binding.inputs:
         meta = binding.input_meta.get(name)
         for dim, size in enumerate(meta.shape if meta else ()):
             if isinstance(size, str) and re.fullmatch(r"[A-Za-z_]\w*", size) and size not in symbols:

@@ -15,8 +15,8 @@ import libcst.matchers as m
 
 from harvest.errors import HarvestError
 from harvest.interpret_shim import SHIM_SOURCE
-from harvest.resources import load_template
 from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, TensorMeta
+from harvest.resources import load_template
 from harvest.shapes import evaluate
 
 TORCH_DTYPES = {

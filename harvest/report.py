@@ -14,8 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from harvest.errors import ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 import math
 
-
-
 _ALLOWED = {"min": min, "max": max, "abs": abs, "floor": math.floor, "ceil": math.ceil}
 
 

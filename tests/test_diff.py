@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_report import CPU, CUDA, fixture_manifest, manifest_for
 
 from harvest.diff import diff_command, diff_manifests, to_markdown
 from harvest.errors import GateError
 from harvest.parse import parse_output_code
-from test_report import CPU, CUDA, fixture_manifest, manifest_for
 
 
 def fused(x):

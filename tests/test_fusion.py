@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from test_report import CPU, CUDA, fixture_graphs
 
 from harvest.fusion import (
     count_source,
@@ -17,7 +18,6 @@ from harvest.fusion import (
     parse_stack_trace,
     source_lines_for,
 )
-from test_report import CPU, CUDA, fixture_graphs
 
 NAMES = ("square_compile", "square_square", "pytorch_square", "small_model", "dynamic_shapes")
 CASES = [root / case for root in (CPU, CUDA) for case in NAMES]

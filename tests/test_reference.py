@@ -358,7 +358,7 @@ def _check_against_kernel(graph: Graph, launch: Launch, directory: Path, widest:
             combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[want["reduce"]]
             actual, atol, want = combine(actual, dim=want["dims"]), 1e-5 * want["terms"] ** 0.5, want["expected"]
         assert actual.shape == want.shape, param
-        torch.testing.assert_close(actual, want.to(actual.dtype), rtol=1e-4, atol=atol, msg=lambda m: f"{param}: {m}")
+        torch.testing.assert_close(actual, want.to(actual.dtype), rtol=1e-4, atol=atol, msg=lambda m, param=param: f"{param}: {m}")
     return ref
 
 
@@ -449,7 +449,7 @@ ORACLE_SPLITS = [o for o in sorted(SPLIT_REDUCTIONS) if o != 12]
 @pytest.mark.parametrize("order", ORACLE_SPLITS, ids=[f"{o}:{SPLIT_REDUCTIONS[o][0]}" for o in ORACLE_SPLITS])
 def test_cuda_split_reductions_agree_with_the_kernel_in_the_interpreter(order: int, tmp_path: Path):
     graph = _cuda_backward()
-    launch = next(l for l in graph.launches if l.order == order)
+    launch = next(entry for entry in graph.launches if entry.order == order)
     ref = _check_against_kernel(graph, launch, tmp_path, widest=True)
     assert ref.checked == tuple(SPLIT_REDUCTIONS[order][1])
 
