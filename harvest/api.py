@@ -166,6 +166,8 @@ def extract_graph(
                 source = build_module(captured, capture, graph, kernel, launches[0], entry, names, path)
             except (RenderError, SyntaxError) as exc:
                 entry["standalone_reason"] = f"could not render: {exc}"
+            except Exception as exc:  # a bug on one odd kernel must not cost the user every other kernel
+                entry["standalone_reason"] = f"internal error while rendering ({type(exc).__name__}: {exc}); please report it"
             else:
                 files[path] = source
                 entry["module"] = path
