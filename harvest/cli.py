@@ -18,11 +18,13 @@ examples:
   harvest extract examples/square_square.py             run the script, extract its kernels
   harvest extract train.py -o out/train -- --steps 3    arguments after -- go to the script
   harvest extract debug_dir/ | trace.log | output_code.py   read an artifact, no run
-  TRITON_INTERPRET=1 python extracted/square_square/g0_inference/square_kernel.py --check
+  harvest extract extracted/square_square               replay an extraction from its raw/ (no run)
+  TRITON_INTERPRET=1 python extracted/square_square/g0_inference/square_square_kernel.py --check
 
 without a GPU, the target runs on Inductor's CPU Triton backend: the same Triton source, compiled for an
 offline GPU target (--target-sm), executed by the Triton interpreter. Output is deterministic: the same
-target twice gives byte-identical files. A kernel module you edited is never overwritten (see --force).
+capture gives byte-identical files (on a GPU, Inductor's autotuner may pick another config from one run to
+the next; a replay of raw/ never changes). A kernel module you edited is never overwritten (see --force).
 """
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE
@@ -54,12 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG_EXTRACT + "\n" + EXIT_TEXT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    extract.add_argument("target", help="a script that calls torch.compile, an output_code.py, a TORCH_COMPILE_DEBUG dir, or a TORCH_TRACE dir/log")
+    extract.add_argument("target", help="a script that calls torch.compile, an output_code.py, a TORCH_COMPILE_DEBUG dir, a TORCH_TRACE dir/log, or an earlier extraction")
     extract.add_argument("script_args", nargs="*", metavar="-- ARGS", help="arguments passed to the script (after --)")
     extract.add_argument("-o", "--out", help="extraction directory (default: extracted/<target name>)")
     extract.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="stop a target that runs longer (default: no limit)")
     extract.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="auto: CUDA when torch sees a GPU, else the CPU Triton path")
-    extract.add_argument("--target-sm", type=int, default=90, metavar="SM", help="GPU target the CPU path compiles for (default 90: Hopper)")
+    extract.add_argument("--target-sm", type=int, default=90, metavar="SM", help="GPU target Inductor generates code for on the CPU path (default 90: Hopper)")
     extract.add_argument("--names", choices=("readable", "inductor"), default="readable", help="rename Inductor's tmpN/in_ptrN/XBLOCK names (default) or keep them")
     extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
