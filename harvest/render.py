@@ -82,12 +82,6 @@ class Layout:
     offset: int
 
 
-def _literal(text: str):
-    import ast
-
-    return ast.literal_eval(text)
-
-
 def reinterpret_layout(expr: str, hints: dict) -> tuple[str, Layout] | None:
     """`reinterpret_tensor(buf4, (2048, 512), (512, 1), 0)` -> ("buf4", layout)."""
     try:
