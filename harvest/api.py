@@ -9,6 +9,8 @@ Everything between capture and the writer is pure; this module only sequences it
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +20,9 @@ from harvest.capture.artifacts import capture_record, load_artifact, looks_like_
 from harvest.capture.runner import RunOutcome, run_target
 from harvest.errors import HarvestError, NoGraphsError, ParseError, TargetError, TimeoutError_, UsageError
 from harvest.fusion import graph_fusion, kernel_fusion
-from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
+from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
 from harvest.parse import parse_output_code
-from harvest.reference import build_reference
+from harvest.reference import build_reference, kernel_outputs
 from harvest.rename import build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import KernelCode, ModuleContext, ReferenceCode, RenderError, render_kernel_module
 from harvest.report import render_report
@@ -60,6 +62,9 @@ def extract(
     device: str = "auto",
     on_progress: Progress = lambda message: None,
     on_output: Callable[[str], None] | None = None,
+    record: str = "data",
+    record_cap_mib: float = 256,
+    record_total_cap_mib: float = 2048,
 ) -> ExtractResult:
     """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.
 
@@ -67,7 +72,15 @@ def extract(
     run: an output_code.py, a TORCH_COMPILE_DEBUG directory, a TORCH_TRACE log, or an earlier extraction (or its raw/),
     which is replayed to identical files (in place when out_dir is left out). Raises a HarvestError subclass with a
     one-line message on bad input; whatever was captured is written before that.
+
+    A run records every kernel launch (layouts, scalars, grid, config) and, with record="data", the data of each
+    kernel's first launch in each graph (raw/<graph>/records/<kernel>.pt, capped per kernel and in total): the
+    modules' inputs and their --check's "recorded" oracle. record="layouts" keeps layouts and values only.
     """
+    if record not in ("data", "layouts"):
+        raise UsageError(f"--record must be 'data' or 'layouts', not {record!r}")
+    if record_cap_mib <= 0 or record_total_cap_mib <= 0:
+        raise UsageError("--record-cap and --record-total-cap must be positive numbers of MiB")
     if names not in ("readable", "inductor"):
         raise UsageError(f"--names must be 'readable' or 'inductor', not {names!r}")
     if timeout is not None and timeout <= 0:
@@ -86,8 +99,16 @@ def extract(
         raise UsageError(f"not a Python file: {target}; give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log")
     else:
         _check_syntax(target)
-        outcome = run_target(target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress, on_output=on_output)
+        staging = out / "raw" / STAGING
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        outcome = run_target(
+            target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
+            on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
+            record_total_cap_mib=record_total_cap_mib,
+        )
         capture = outcome.capture
+        place_records(out, staging, capture)
 
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
     target_text = capture.target  # a replayed raw/ keeps the original target, so its output is identical
@@ -133,6 +154,21 @@ def extract(
     return result
 
 
+STAGING = ".records-staging"
+
+
+def place_records(out: Path, staging: Path, capture: Capture) -> None:
+    """Move the launch data the child wrote (by graph index) to raw/<graph>/records/, replacing older records."""
+    for graph in capture.graphs:
+        target = out / "raw" / graph.name / "records"
+        shutil.rmtree(target, ignore_errors=True)
+        source = staging / str(graph.index)
+        if source.is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
 def extract_graph(
     captured: CapturedGraph, capture: Capture, names: str, files: dict[str, str], result: ExtractResult, on_progress: Progress
 ) -> dict:
@@ -158,6 +194,8 @@ def extract_graph(
             "autotune": _winner_json(captured, kernel),
             "fusion": kernel_fusion(graph, kernel, captured.provenance).to_json(),
         }
+        recorded = captured.recorded.get(kernel.name)
+        entry["recorded"] = _recorded_json(recorded, graph.name, capture)
         if kernel.standalone_reason is None and not launches:
             entry["standalone_reason"] = "never launched in call(): no shapes to build inputs from"
         if entry["standalone_reason"] is None:
@@ -210,6 +248,12 @@ def build_module(
         plain = strip_inductor_decorators(kernel.source)
         code = KernelCode(plain, kernel.name, tuple((p, p) for p in kernel.signature))
     reference = build_reference(kernel, launch, graph)
+    outputs, write_only = kernel_outputs(kernel)
+    recorded = captured.recorded.get(kernel.name) if capture.mode != "artifact" else None
+    if recorded is not None:  # outputs the run saw written count too (a store the scan did not see)
+        written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
+        extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
+        outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
     fusion = entry["fusion"]
     lines = fusion["source_lines"] if isinstance(fusion["source_lines"], list) else []
     context = ModuleContext(
@@ -229,8 +273,32 @@ def build_module(
         source_lines=tuple(f"{s['file']}:{s['line']} in {s['function']}: {s['code']}" for s in lines),
         aten_ops=tuple(kernel.comment.aten_ops),
         notes=tuple(reference.warnings),
+        recorded=recorded,
+        record_path=f"../raw/{graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else "",
+        record_device=_record_device(capture),
+        outputs=outputs,
+        write_only=write_only,
     )
     return render_kernel_module(context)
+
+
+def _record_device(capture: Capture) -> str:
+    return f"cuda:{capture.gpu_name}" if capture.mode == "cuda" else "cpu"
+
+
+def _recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture) -> dict | None:
+    """The manifest's summary of a kernel's recorded launch."""
+    if recorded is None:
+        return None
+    return {
+        "launches": recorded.launches,
+        "distinct": recorded.distinct,
+        "grid": list(recorded.grid) if recorded.grid else None,
+        "data": f"raw/{graph}/records/{recorded.data}" if recorded.data else None,
+        "data_bytes": sum(s.hi - s.lo for s in recorded.storages) if recorded.data else 0,
+        "note": recorded.data_note,
+        "device": _record_device(capture),
+    }
 
 
 def _winner_json(captured: CapturedGraph, kernel: Kernel) -> dict | None:

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--target-sm", type=int, default=90, metavar="SM", help="GPU target Inductor generates code for on the CPU path (default 90: Hopper)")
     extract.add_argument("--names", choices=("readable", "inductor"), default="readable", help="rename Inductor's tmpN/in_ptrN/XBLOCK names (default) or keep them")
     extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept)")
+    extract.add_argument("--record", choices=("data", "layouts"), default="data", help="data (default): save each kernel's first launch (inputs before, outputs after) under raw/ for --check and benchmarks; layouts: record layouts and scalar values only")
+    extract.add_argument("--record-cap", type=float, default=256, metavar="MIB", help="largest launch whose data is saved, before+after (default 256 MiB); bigger ones keep layouts and a checksum")
+    extract.add_argument("--record-total-cap", type=float, default=2048, metavar="MIB", help="data saved per extraction at most (default 2048 MiB)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     report = commands.add_parser("report", parents=[debug], help="re-render report.md of an extraction from its manifest (no run)")
@@ -114,6 +117,9 @@ def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
         target_sm=options.target_sm,
         device=options.device,
         on_progress=progress,
+        record=options.record,
+        record_cap_mib=options.record_cap,
+        record_total_cap_mib=options.record_total_cap,
     )
     summarize(console, result)
     return 0

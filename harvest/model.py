@@ -170,6 +170,52 @@ class AutotuneWinner:
 
 
 @dataclass(frozen=True)
+class RecordedView:
+    """A tensor argument of a recorded launch: a view of one of the launch's storages."""
+
+    storage: int  # index into RecordedLaunch.storages; arguments on one storage alias each other
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int  # storage offset in elements of dtype
+    dtype: str  # "float32", "bfloat16", "int64", "bool", ...
+
+
+@dataclass(frozen=True)
+class RecordedStorage:
+    """The bytes [lo, hi) of a storage that the launch's tensor arguments view."""
+
+    lo: int
+    hi: int
+    device: str  # "cuda" / "cpu"
+    written: bool | None  # the launch changed these bytes (None when its data was not saved)
+
+
+@dataclass(frozen=True)
+class RecordedArg:
+    param: str  # Inductor's parameter name
+    view: RecordedView | None = None  # tensors
+    value: int | float | bool | None = None  # scalars (None for a tensor or an unknown object)
+
+
+@dataclass(frozen=True)
+class RecordedLaunch:
+    """The first launch of a kernel in a graph as it happened in the real run (see harvest.capture.record)."""
+
+    kernel: str
+    args: tuple[RecordedArg, ...]
+    storages: tuple[RecordedStorage, ...]
+    config: dict[str, Any] | None  # {"kwargs": {...}, "num_warps", "num_stages", "chosen_by"}
+    grid: tuple[int, ...] | None
+    data: str = ""  # record file relative to raw/<graph>/records/, "" when only layouts were recorded
+    data_note: str = ""  # why the data was not saved
+    launches: int = 1  # launches of this kernel in this graph during the run
+    distinct: int = 1  # how many of them differed in argument layouts or scalar values
+
+    def arg(self, param: str) -> RecordedArg | None:
+        return next((a for a in self.args if a.param == param), None)
+
+
+@dataclass(frozen=True)
 class CapturedGraph:
     """One wrapper module as the capture child saw it, before parsing."""
 
@@ -179,6 +225,7 @@ class CapturedGraph:
     source: str  # output_code.py text (kernel-path comments normalised, see capture)
     provenance: dict[str, Any] = field(default_factory=dict)  # raw provenance artifacts by name
     winners: dict[str, AutotuneWinner] = field(default_factory=dict)  # kernel name -> autotune winner
+    recorded: dict[str, RecordedLaunch] = field(default_factory=dict)  # kernel name -> its first launch in the run
 
     @property
     def role(self) -> GraphRole:

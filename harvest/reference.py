@@ -48,6 +48,8 @@ class _Access:
     first: dict[str, str] = field(default_factory=dict)  # param -> "load" | "store" (first access in source order)
     last_store: dict[str, ast.expr] = field(default_factory=dict)  # param -> value of its last tl.store
     assigns: dict[str, ast.expr | None] = field(default_factory=dict)  # name -> last assigned expr (None: unknown)
+    stored: set[str] = field(default_factory=set)  # params written by tl.store or an atomic
+    loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
 
 
 def _dotted(node: ast.expr) -> str:
@@ -91,11 +93,18 @@ class _KernelScanner(ast.NodeVisitor):
         # Arguments first: `tl.store(p, tl.load(q))` reads q before it writes p.
         self.generic_visit(node)
         func = _dotted(node.func)
+        if func.startswith("tl.atomic_") and node.args:
+            param = _base_param(node.args[0], self.params)
+            if param is not None:
+                self.access.stored.add(param)
+                self.access.loaded.add(param)
+            return
         if func not in ("tl.load", "tl.store") or not node.args:
             return
         param = _base_param(node.args[0], self.params)
         if param is None:
             return
+        (self.access.loaded if func == "tl.load" else self.access.stored).add(param)
         kind = "load" if func == "tl.load" else "store"
         self.access.first.setdefault(param, kind)
         if kind == "store" and len(node.args) >= 2:
@@ -1035,6 +1044,17 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     ordered_unchecked = tuple((p, unchecked[p]) for p in kernel.params if p in unchecked)
     return Reference(source, tuple(params), tuple(p for p in kernel.params if p in checked), ordered_unchecked,
                      tuple(warnings))
+
+
+def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(parameters the kernel writes, those of them it never reads), in parameter order."""
+    try:
+        access = _scan_kernel(kernel)
+    except SyntaxError:
+        outputs = tuple(p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr")))
+        return outputs, tuple(p for p in outputs if p.startswith("out_ptr"))
+    outputs = tuple(p for p in kernel.params if p in access.stored)
+    return outputs, tuple(p for p in outputs if p not in access.loaded)
 
 
 def _outputs_of(kernel: Kernel, access: _Access | None) -> list[str]:

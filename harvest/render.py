@@ -6,6 +6,7 @@ triton (plus Inductor's triton_helpers where a kernel needs a helper plain Trito
 
 from __future__ import annotations
 
+import hashlib
 import pprint
 import re
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import libcst.matchers as m
 
 from harvest.errors import HarvestError
 from harvest.interpret_shim import SHIM_SOURCE
-from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, TensorMeta
+from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
 from harvest.resources import load_template
 from harvest.shapes import evaluate
 
@@ -69,6 +70,11 @@ class ModuleContext:
     source_lines: tuple[str, ...] = ()
     aten_ops: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    recorded: RecordedLaunch | None = None  # the run's first launch of this kernel in this graph
+    record_path: str = ""  # its data file, relative to the module ("" when only layouts were recorded)
+    record_device: str = ""  # "cpu" or "cuda:<GPU name>": where the record was made
+    outputs: tuple[str, ...] = ()  # Inductor parameters the kernel writes
+    write_only: tuple[str, ...] = ()  # outputs it never reads (made-up inputs leave them zero)
 
 
 def next_power_of_2(n: int) -> int:
@@ -127,24 +133,90 @@ def index_bounds(kernel_source: str) -> int | None:
 
 @dataclass(frozen=True)
 class Argument:
-    """One launch argument as the generated module builds it."""
+    """One launch argument as the generated module builds it: a view of one of the storages, or a scalar."""
 
     param: str  # name in the module
     inductor_param: str
-    line: str  # the make_inputs line that defines it
+    storage: int | None = None
+    shape: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    offset: int = 0
+    dtype: str = ""  # "torch.float32"
+    value: int | float | bool | None = None
+    note: str = ""
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.storage is not None
+
+    def line(self) -> str:
+        if self.is_tensor:
+            return f'"{self.param}": View({self.storage}, {self.shape}, {self.stride}, {self.offset}, {self.dtype}),'
+        return f'"{self.param}": {self.value!r},' + (f"  # {self.note}" if self.note else "")
 
 
-def build_arguments(ctx: ModuleContext, rename: dict[str, str]) -> list[Argument]:
-    """make_inputs lines for every non-constexpr kernel parameter, from the launch's bindings."""
+@dataclass(frozen=True)
+class ArgumentPlan:
+    arguments: tuple[Argument, ...]
+    storages: tuple[tuple[int, int], ...]  # (lo, hi): the bytes of each storage the arguments view
+    recorded: bool  # layouts and values come from the run's record (else from the wrapper's text)
+
+
+def _extent_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, itemsize: int) -> tuple[int, int]:
+    if any(size == 0 for size in shape):
+        return offset * itemsize, offset * itemsize
+    extent = 1 + sum((size - 1) * abs(step) for size, step in zip(shape, stride))
+    return offset * itemsize, (offset + extent) * itemsize
+
+
+ITEMSIZE = {
+    "torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "torch.float64": 8, "torch.int64": 8, "torch.int32": 4,
+    "torch.int16": 2, "torch.int8": 1, "torch.uint8": 1, "torch.bool": 1, "torch.float8_e4m3fn": 1, "torch.float8_e5m2": 1,
+}
+
+
+def runtime_params(kernel: Kernel) -> list[str]:
+    """Parameters passed at launch: not constexpr, not a compile-time constant Inductor bakes in."""
+    return [p for p, kind in kernel.signature.items() if kind != "constexpr" and p not in kernel.constants]
+
+
+def plan_arguments(ctx: ModuleContext, rename: dict[str, str]) -> ArgumentPlan:
+    if ctx.recorded is not None:
+        return _recorded_arguments(ctx, rename)
+    return _static_arguments(ctx, rename)
+
+
+def _recorded_arguments(ctx: ModuleContext, rename: dict[str, str]) -> ArgumentPlan:
+    recorded = ctx.recorded
+    assert recorded is not None
+    arguments = []
+    for param in runtime_params(ctx.kernel):
+        new = rename.get(param, param)
+        arg = recorded.arg(param)
+        if arg is None:
+            raise RenderError(f"the recorded launch of {ctx.kernel.name} has no argument {param}")
+        if arg.view is not None:
+            v = arg.view
+            arguments.append(Argument(new, param, v.storage, v.shape, v.stride, v.offset, "torch." + v.dtype))
+        elif arg.value is None:
+            raise RenderError(f"the recorded launch passed {param} an object harvest cannot write down")
+        else:
+            kind = ctx.kernel.signature.get(param, "")
+            value = float(arg.value) if kind.startswith("fp") else arg.value
+            arguments.append(Argument(new, param, value=value))
+    return ArgumentPlan(tuple(arguments), tuple((s.lo, s.hi) for s in recorded.storages), recorded=True)
+
+
+def _static_arguments(ctx: ModuleContext, rename: dict[str, str]) -> ArgumentPlan:
+    """Layouts read from the wrapper's text (artifacts without a run): one storage per distinct buffer."""
     kernel, graph = ctx.kernel, ctx.graph
     hints = dict(graph.scalar_values)
     bound = {arg.param: arg for arg in ctx.launch.args}
-    high = index_bounds(kernel.source)
-    seen_buffers: dict[tuple, str] = {}
+    storages: list[tuple[int, int]] = []
+    storage_of: dict[str, int] = {}
     arguments = []
-    for param, kind in kernel.signature.items():
-        if kind == "constexpr":
-            continue
+    for param in runtime_params(kernel):
+        kind = kernel.signature[param]
         new = rename.get(param, param)
         arg: LaunchArg | None = bound.get(param)
         if arg is None:
@@ -155,32 +227,27 @@ def build_arguments(ctx: ModuleContext, rename: dict[str, str]) -> list[Argument
                 raise RenderError(f"pointer type {kind} of {param} has no torch dtype")
             layout = tensor_layout(arg, graph, hints)
             if layout is None:
-                raise RenderError(f"no concrete shape/stride for {param} = {arg.expr}")
-            key = (arg.buffer or arg.expr, layout)
-            if key in seen_buffers:  # the same tensor passed twice: keep the aliasing
-                arguments.append(Argument(new, param, f"{new} = {seen_buffers[key]}"))
-                continue
-            seen_buffers[key] = new
-            shape, stride, offset = layout.shape, layout.stride, layout.offset
-            if param.startswith("out_ptr"):
-                line = f"{new} = _zeros({shape}, {stride}, {dtype}, device, offset={offset})"
-            else:
-                bounds = f", low=0, high={high}" if high is not None and dtype not in ("torch.bool",) and "int" in dtype else ""
-                line = f"{new} = _random({shape}, {stride}, {dtype}, device, generator, offset={offset}{bounds})"
-            arguments.append(Argument(new, param, line))
+                raise RenderError(f"no concrete shape/stride for {param} = {arg.expr} in the wrapper's text (no run was recorded)")
+            lo, hi = _extent_bytes(layout.shape, layout.stride, layout.offset, ITEMSIZE.get(dtype, 4))
+            base = arg.buffer or arg.expr
+            if base not in storage_of:
+                storage_of[base] = len(storages)
+                storages.append((lo, hi))
+            index = storage_of[base]
+            storages[index] = (min(storages[index][0], lo), max(storages[index][1], hi))
+            arguments.append(Argument(new, param, index, layout.shape, layout.stride, layout.offset, dtype))
         else:
             value = arg.value if arg.value is not None else evaluate(arg.expr, hints)
+            note = ""
             if value is None and arg.expr.endswith(".item()"):
                 value = 0.5 if kind.startswith("fp") else 1
-                ctx_note = f"{new}: the captured value of {arg.expr} is not recorded; {value} is used"
-                arguments.append(Argument(new, param, f"{new} = {value!r}  # {ctx_note}"))
-                continue
+                note = f"the value of {arg.expr} is known only at run time; {value} stands in"
             if value is None:
-                raise RenderError(f"no concrete value for {param} = {arg.expr}")
+                raise RenderError(f"no concrete value for {param} = {arg.expr} in the wrapper's text (no run was recorded)")
             if kind.startswith("fp"):
                 value = float(value)
-            arguments.append(Argument(new, param, f"{new} = {value!r}"))
-    return arguments
+            arguments.append(Argument(new, param, value=value, note=note))
+    return ArgumentPlan(tuple(arguments), tuple(storages), recorded=False)
 
 
 def tensor_layout(arg: LaunchArg, graph: Graph, hints: dict) -> Layout | None:
@@ -198,7 +265,12 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
     """Constexpr block sizes, num_warps and num_stages: the captured autotune winner, else a documented default."""
     kernel = ctx.kernel
     constexprs = [p for p, kind in kernel.signature.items() if kind == "constexpr"]
-    if ctx.winner is not None:
+    recorded = ctx.recorded.config if ctx.recorded is not None else None
+    if recorded is not None:
+        config = {rename.get(k, k): v for k, v in recorded["kwargs"].items() if k in constexprs}
+        config.update(num_warps=recorded["num_warps"], num_stages=recorded["num_stages"])
+        origin = f"recorded in the run; chosen by {recorded['chosen_by']}"
+    elif ctx.winner is not None:
         config = {rename.get(k, k): v for k, v in ctx.winner.kwargs.items() if k in constexprs}
         config.update(num_warps=ctx.winner.num_warps, num_stages=ctx.winner.num_stages)
         origin = f"chosen by {ctx.winner.chosen_by}"
@@ -215,30 +287,62 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         config.update(num_warps=4 if kernel.kind == "pointwise" else 8, num_stages=1)
         origin = "no autotune record in the capture: harvest's default"
     for name, value in kernel.constants.items():  # compile-time constants Inductor passes by name
-        if name in constexprs and isinstance(value, (int, float, bool)):
+        if name in kernel.signature and isinstance(value, (int, float, bool)):
             config.setdefault(rename.get(name, name), value)
-    missing = [p for p in constexprs if rename.get(p, p) not in config]
+    missing = [p for p in constexprs if rename.get(p, p) not in config and p not in kernel.constants]
     if missing:
         raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}")
     return config, origin
 
 
-def build_grid(kernel: Kernel, rename: dict[str, str]) -> str:
-    grid_type = str(kernel.inductor_meta.get("grid_type", ""))
-    if grid_type not in SUPPORTED_GRIDS:
-        raise RenderError(f"grid type {grid_type} is not supported by standalone modules yet")
+def _body_constant(kernel: Kernel, name: str) -> int | None:
+    """`xnumel = 2048` written inside the kernel body (a size Inductor baked in)."""
+    match = re.search(rf"^\s+{name} = (\d+)\s*$", kernel.source, flags=re.M)
+    return int(match.group(1)) if match else None
 
-    def axis(numel: str, block: str) -> str:
+
+def build_grid(kernel: Kernel, rename: dict[str, str], values: dict[str, int | float | bool], config: dict,
+               recorded_grid: tuple[int, ...] | None) -> tuple[str, str]:
+    """The launch grid as an expression of launch()'s parameters and the config, and a note when it is not.
+
+    Follows Inductor's Grid1D/Grid2D: cdiv(numel, BLOCK) per axis, one program per row when the kernel has no BLOCK
+    for the axis. A size that is not a parameter of launch() is written as its value. When the recorded grid of the
+    run disagrees with this (a grid type harvest does not model), the recorded grid is used as it is.
+    """
+    grid_type = str(kernel.inductor_meta.get("grid_type", ""))
+    params = set(runtime_params(kernel))
+
+    def axis(numel: str, block: str) -> tuple[str, int | None]:
+        value = values.get(numel)
+        if value is None:
+            value = _body_constant(kernel, numel)
+        if numel in params:
+            text = rename.get(numel, numel)
+        elif value is not None:
+            text = str(value)
+        else:
+            return "", None
+        block_value = config.get(rename.get(block, block))
         if block not in kernel.signature:  # no_x_dim kernels: one program per row
-            return rename.get(numel, numel)
-        return f'triton.cdiv({rename.get(numel, numel)}, config["{rename.get(block, block)}"])'
+            return text, value
+        number = None if value is None or block_value is None else -(-int(value) // int(block_value))
+        return f'triton.cdiv({text}, config["{rename.get(block, block)}"])', number
 
     dims = [axis("xnumel", "XBLOCK")]
     if "ynumel" in kernel.signature and (grid_type == "Grid2D" or "YBLOCK" in kernel.signature):
         dims.append(axis("ynumel", "YBLOCK"))
     if "znumel" in kernel.signature:
-        raise RenderError("3-D grids (znumel) are not supported by standalone modules yet")
-    return "(" + ", ".join(dims) + ",)"
+        dims.append(axis("znumel", "ZBLOCK"))
+    computed = [n for _, n in dims]
+    modelled = grid_type in SUPPORTED_GRIDS and all(text for text, _ in dims)
+    if recorded_grid is not None:
+        want = list(recorded_grid) + [1] * (3 - len(recorded_grid))
+        got = computed + [1] * (3 - len(computed))
+        if not modelled or got != want:
+            return repr(tuple(want)), f"grid {tuple(want)} as recorded in the run (harvest does not model {grid_type or 'this'} grids; change it with the config)"
+    if not modelled:
+        raise RenderError(f"cannot compute the launch grid ({grid_type or 'unknown'} grid type) and no grid was recorded")
+    return "(" + ", ".join(text for text, _ in dims) + ",)", ""
 
 
 class _RenameReference(cst.CSTTransformer):
@@ -272,17 +376,27 @@ def split_imports(code: str) -> tuple[list[str], str]:
 BASE_IMPORTS = {"import argparse", "import os", "import sys", "import torch", "import triton", "import triton.language as tl"}
 
 
+def storage_lines(plan: ArgumentPlan, ctx: ModuleContext) -> list[str]:
+    """One `Storage(lo, hi, fill, high)` line per storage: values drawn in the dtype of its first view that is read."""
+    high = index_bounds(ctx.kernel.source)
+    lines = []
+    for index, (lo, hi) in enumerate(plan.storages):
+        views = [a for a in plan.arguments if a.storage == index]
+        read = [a for a in views if a.inductor_param not in ctx.write_only]
+        fill = read[0].dtype if read else "None"
+        bound = high if read and fill.startswith("torch.int") and high is not None else None
+        lines.append(f"Storage({lo}, {hi}, {fill}, {bound}),  # {', '.join(a.param for a in views)}")
+    return lines
+
+
 def render_kernel_module(ctx: ModuleContext) -> str:
     """The module's source, compiled once to prove it is valid Python."""
     rename = dict(ctx.code.params)
-    arguments = build_arguments(ctx, rename)
-    values: dict[str, int] = {}
-    for argument in arguments:
-        match = re.fullmatch(r"\w+ = (-?\d+)", argument.line)
-        if match:
-            values[argument.inductor_param] = int(match.group(1))
+    plan = plan_arguments(ctx, rename)
+    arguments = plan.arguments
+    values = {a.inductor_param: a.value for a in arguments if not a.is_tensor and a.value is not None}
     config, config_origin = build_config(ctx, rename, values)
-    grid = build_grid(ctx.kernel, rename)
+    grid, grid_note = build_grid(ctx.kernel, rename, values, config, ctx.recorded.grid if ctx.recorded else None)
 
     imports, kernel_code = split_imports(ctx.code.code)
     extra_imports = sorted(set(imports) - BASE_IMPORTS)
@@ -295,7 +409,22 @@ def render_kernel_module(ctx: ModuleContext) -> str:
     unchecked = {rename.get(p, p): reason for p, reason in ctx.reference.unchecked}
     names = [f"{new} <- {old}" + (f"  [{node}]" if node else "") for new, old, node in ctx.code.names if new != old]
     notes = list(ctx.notes) + list(ctx.code.warnings)
-    notes += [line.split("# ", 1)[1] for line in (a.line for a in arguments) if "# " in line]
+    notes += [f"{a.param}: {a.note}" for a in arguments if a.note]
+    if grid_note:
+        notes.append(grid_note)
+    outputs = [rename.get(p, p) for p in ctx.outputs]
+    if plan.recorded:
+        origin = "as recorded in the real run"
+        recorded = ctx.recorded
+        assert recorded is not None
+        if recorded.launches > 1:
+            origin += f" (its first of {recorded.launches} launches in this graph"
+            origin += f", {recorded.distinct} distinct)" if recorded.distinct > 1 else ", all alike)"
+        if not ctx.record_path:
+            notes.append(f"no data recorded for this launch: {recorded.data_note or 'layouts only'}; --check uses made-up inputs")
+    else:
+        origin = "as read from the wrapper's text (no run was recorded: an artifact target)"
+    kernel_sha = hashlib.sha256(kernel_code.strip().encode("utf-8")).hexdigest()
 
     source = load_template("kernel.py.j2").render(
         title=f"{ctx.code.kernel_name}: {ctx.kernel.kind} kernel" + (f" fusing {', '.join(ctx.aten_ops)}" if ctx.aten_ops else ""),
@@ -321,8 +450,14 @@ def render_kernel_module(ctx: ModuleContext) -> str:
         kernel_name=ctx.code.kernel_name,
         grid=grid,
         kernel_args=", ".join(a.param for a in arguments),
-        input_lines=[a.line for a in arguments],
-        input_dict=[(a.param, a.param) for a in arguments],
+        input_lines=[a.line() for a in arguments],
+        storage_lines=storage_lines(plan, ctx),
+        outputs=repr(outputs),
+        record_path=repr(ctx.record_path) if ctx.record_path else "None",
+        record_device=repr(ctx.record_device) if ctx.record_path else "None",
+        kernel_sha=kernel_sha,
+        exact_possible=repr(not re.search(r"\batomic_\w+\(", kernel_code)),
+        arguments_origin=origin,
         reference_code=reference_tree.code.strip(),
         reference_params=repr(reference_params),
         unchecked=pprint.pformat(unchecked, sort_dicts=True, width=100),

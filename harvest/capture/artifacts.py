@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harvest.errors import ParseError, UsageError
 from harvest.model import AutotuneWinner, Capture, CapturedGraph
+from harvest.capture.recorded import launch_from_json, launch_to_json
 
 CAPTURE_JSON = "capture.json"
 
@@ -136,6 +137,7 @@ def capture_record(capture: Capture) -> dict:
                     name: {"kwargs": w.kwargs, "num_warps": w.num_warps, "num_stages": w.num_stages, "chosen_by": w.chosen_by}
                     for name, w in sorted(g.winners.items())
                 },
+                "recorded": {name: launch_to_json(launch) for name, launch in sorted(g.recorded.items())},
             }
             for g in capture.graphs
         ],
@@ -161,6 +163,7 @@ def load_raw_capture(raw_dir: Path) -> Capture:
                 source=source_path.read_text(encoding="utf-8"),
                 provenance=entry["provenance"],
                 winners={name: AutotuneWinner(**w) for name, w in entry["winners"].items()},
+                recorded={name: launch_from_json(launch) for name, launch in entry.get("recorded", {}).items()},
             )
         )
     return Capture(

@@ -4,7 +4,8 @@ Run by harvest.capture.runner as `python -m harvest.capture.bootstrap CAPTURE_DI
 It writes, as soon as each thing happens (so a crash or a timeout loses nothing already seen):
 
   CAPTURE_DIR/graph_NNN.py     the wrapper module source, as Inductor produced it
-  CAPTURE_DIR/events.jsonl     one JSON object a line: env, graph, artifact, winners, exit
+  CAPTURE_DIR/events.jsonl     one JSON object a line: env, graph, artifact, launch, launch_counts, winners, exit
+  RECORD_DIR/<graph>/<kernel>.pt   the data of each kernel's first launch (see harvest.capture.record)
 
 Lines on stderr that start with "[harvest] " are progress for the parent to show.
 """
@@ -19,6 +20,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from harvest.capture.record import MIB, LaunchRecorder
+
 PROGRESS = "[harvest] "
 
 
@@ -27,6 +30,8 @@ class EventLog:
         self.dir = capture_dir
         self.path = capture_dir / "events.jsonl"
         self.graphs = 0
+        self.sources: list[str] = []
+        self.pending: int | None = None  # a graph whose module Inductor is about to load
 
     def write(self, event: dict) -> None:
         with self.path.open("a", encoding="utf-8") as f:
@@ -36,6 +41,8 @@ class EventLog:
         index = self.graphs
         self.graphs += 1
         (self.dir / f"graph_{index:03d}.py").write_text(source, encoding="utf-8")
+        self.sources.append(source)
+        self.pending = index
         aot_id = ""
         first = source.split("\n", 1)[0]
         if first.startswith("# AOT ID: ['") and first.endswith("']"):
@@ -43,6 +50,28 @@ class EventLog:
         self.write({"event": "graph", "index": index, "aot_id": aot_id, "compile_id": compile_id})
         kernels = source.count("async_compile.triton(")
         progress(f"captured graph {index} ({aot_id or 'unknown'}, compile {compile_id or '?'}): {kernels} Triton kernels")
+
+
+    def graph_defining(self, kernel: str, kernel_source: str) -> int:
+        """The newest graph that defines `kernel` with this source (-1 when none does)."""
+        for index in range(len(self.sources) - 1, -1, -1):
+            text = self.sources[index]
+            if f"{kernel} = async_compile.triton(" in text and kernel_source.strip() in text:
+                return index
+        return -1
+
+
+    def kernel_source(self, graph: int, kernel: str) -> str:
+        """The Triton source of `kernel` as graph `graph` defines it ("" when unknown)."""
+        if not 0 <= graph < len(self.sources):
+            return ""
+        text = self.sources[graph]
+        start = text.find(f"{kernel} = async_compile.triton(")
+        if start < 0:
+            return ""
+        begin = text.find("'''", start)
+        end = text.find("'''", begin + 3)
+        return text[begin + 3 : end] if begin >= 0 and end >= 0 else ""
 
 
 def progress(message: str) -> None:
@@ -85,9 +114,10 @@ class TraceArtifacts(logging.Handler):
         self.log.write({"event": "artifact", "name": artifact["name"], "graph": self.log.graphs - 1, "value": value})
 
 
-def install_hooks(log: EventLog) -> None:
+def install_hooks(log: EventLog, recorder: LaunchRecorder) -> None:
     import torch
     import torch._inductor.config as inductor_config
+    from torch._inductor.codecache import PyCodeCache
     from torch._inductor.graph import GraphLowering
 
     inductor_config.force_disable_caches = True
@@ -98,6 +128,19 @@ def install_hooks(log: EventLog) -> None:
         log.graph(code, current_compile_id())
 
     GraphLowering.save_output_code = staticmethod(save_output_code)  # type: ignore[assignment]
+
+    # Inductor loads the wrapper module right after saving its code: wrap its call() so that every kernel launch
+    # knows which graph launched it (kernel objects, and even kernel names, can be shared between graphs).
+    original_load = PyCodeCache.load_by_key_path.__func__
+
+    def load_by_key_path(cls, *args, **kwargs):
+        module = original_load(cls, *args, **kwargs)
+        if log.pending is not None and hasattr(module, "call"):
+            recorder.wrap_call(module, log.pending)
+            log.pending = None
+        return module
+
+    PyCodeCache.load_by_key_path = classmethod(load_by_key_path)  # type: ignore[method-assign]
 
     trace_log = logging.getLogger("torch.__trace")
     trace_log.addHandler(TraceArtifacts(log))
@@ -182,9 +225,18 @@ def target_frames(tb):
 
 
 def main(argv: list[str]) -> int:
-    capture_dir, mode, sm, sep, target, *target_args = argv
-    assert sep == "--", argv
+    at = argv.index("--")
+    (capture_dir, mode, sm, *options), (target, *target_args) = argv[:at], argv[at + 1 :]
+    settings = dict(option.split("=", 1) for option in options)
     log = EventLog(Path(capture_dir))
+    record_dir = Path(settings["record_dir"]) if settings.get("record_dir") else None
+    recorder = LaunchRecorder(
+        log,
+        record_dir,
+        kernel_cap=int(settings.get("kernel_cap", 256 * MIB)),
+        total_cap=int(settings.get("total_cap", 2048 * MIB)),
+        layouts_only=settings.get("record", "data") == "layouts",
+    )
     sys.argv = [target, *target_args]
     sys.path.insert(0, str(Path(target).resolve().parent))
 
@@ -211,8 +263,9 @@ def main(argv: list[str]) -> int:
         "torch": torch.__version__, "triton": triton.__version__,
     })
     progress("running on " + (f"CUDA ({gpu})" if use_cuda else f"CPU: Inductor's Triton backend, Triton interpreter, offline target sm_{sm}"))
-    install_hooks(log)
+    install_hooks(log, recorder)
     track_autotuners()
+    recorder.install()
 
     status, code, error = "ok", 0, ""
     try:
@@ -226,6 +279,7 @@ def main(argv: list[str]) -> int:
         status, code = "raised", 1
         error = "".join(traceback.format_exception(type(exc), exc, target_frames(exc.__traceback__))[-12:])
     try:
+        recorder.write_counts()
         record_winners(log)
     finally:
         log.write({"event": "exit", "status": status, "code": code, "error": error})

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.capture.bootstrap import PROGRESS
+from harvest.capture.recorded import launches_from_events
 from harvest.model import AutotuneWinner, Capture, CapturedGraph
 
 
@@ -54,8 +55,16 @@ def run_target(
     target_sm: int = 90,
     on_progress: Callable[[str], None] = lambda line: None,
     on_output: Callable[[str], None] | None = None,
+    record_dir: Path | None = None,
+    record: str = "data",
+    record_cap_mib: float = 256,
+    record_total_cap_mib: float = 2048,
 ) -> RunOutcome:
-    """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended."""
+    """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
+
+    Every kernel launch is recorded; the data of each kernel's first launch in each graph goes to
+    `record_dir/<graph index>/<kernel>.pt` (record="layouts", or no record_dir: layouts and values only).
+    """
     with tempfile.TemporaryDirectory(prefix="harvest-") as tmp:
         tmp_path = Path(tmp)
         capture_dir = tmp_path / "capture"
@@ -71,7 +80,10 @@ def run_target(
         env.pop("TRITON_INTERPRET", None)  # the child decides: on only for the CPU path
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), "--"]
+        options = [f"record={record}", f"kernel_cap={int(record_cap_mib * (1 << 20))}", f"total_cap={int(record_total_cap_mib * (1 << 20))}"]
+        if record_dir is not None:
+            options.append(f"record_dir={record_dir}")
+        command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), *options, "--"]
         command += [str(target), *args]
 
         started = time.monotonic()
@@ -158,6 +170,7 @@ def match_winners(winners: list[dict], names: set[str], source: str) -> dict[str
 def build_capture(target: Path, args: tuple[str, ...], capture_dir: Path, events: list[dict], cache_dir: str) -> Capture:
     env = next((e for e in events if e["event"] == "env"), {})
     winners_event = next((e for e in events if e["event"] == "winners"), {"winners": []})
+    recorded = launches_from_events(events)
     artifacts: dict[int, dict] = {}
     for event in events:
         if event["event"] == "artifact":
@@ -179,6 +192,7 @@ def build_capture(target: Path, args: tuple[str, ...], capture_dir: Path, events
                 source=source,
                 provenance=artifacts.get(event["index"], {}),
                 winners=match_winners(winners_event["winners"], names, source),
+                recorded=recorded.get(event["index"], {}),
             )
         )
     mode = env.get("mode", "cpu-triton")
