@@ -11,6 +11,7 @@ def scaled_softmax(x, scale: float):
 
 
 def main():
+    torch.manual_seed(0)  # the same inputs every run: the record harvest saves is then the same too
     device = "cuda" if torch.cuda.is_available() else "cpu"
     fn = torch.compile(scaled_softmax, dynamic=True)
     for rows, cols in ((64, 96), (33, 200)):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harvest import __version__
@@ -65,6 +66,7 @@ def extract(
     record: str = "data",
     record_cap_mib: float = 256,
     record_total_cap_mib: float = 2048,
+    run_artifact: bool = False,
 ) -> ExtractResult:
     """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.
 
@@ -92,8 +94,15 @@ def extract(
     ensure_writable(out)
 
     outcome: RunOutcome | None = None
-    if target.is_dir() or target.suffix == ".log" or (target.suffix == ".py" and looks_like_output_code(_read(target))):
-        on_progress(f"reading artifact {target} (no run)")
+    is_artifact = target.is_dir() or target.suffix == ".log" or (target.suffix == ".py" and looks_like_output_code(_read(target)))
+    if run_artifact and (not is_artifact or raw_capture_dir(target) is not None):
+        raise UsageError("--run-artifact is for an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log; a script always runs, an extraction replays its record")
+    if is_artifact and run_artifact:
+        capture = load_artifact(target)
+        on_progress(f"running artifact {target}: each graph's own call(get_args()) under the launch recorder (--run-artifact)")
+        capture, outcome = run_artifact_graphs(capture, out, device, target_sm, record, record_cap_mib, record_total_cap_mib, timeout, on_progress, on_output)
+    elif is_artifact:
+        on_progress(f"reading artifact {target} (no run; --run-artifact runs it to record real layouts)")
         capture = load_artifact(target)
     elif target.suffix != ".py":
         raise UsageError(f"not a Python file: {target}; give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log")
@@ -115,6 +124,9 @@ def extract(
     replay = target.is_dir() and (out.resolve() == target.resolve() or out.resolve() == target.resolve().parent)
     if not replay:  # replaying an extraction in place: its raw/ is the input, leave it as it is
         write_raw(out, raw_sources, capture_record(capture))  # before anything can fail: nothing captured is ever lost
+        source_raw = raw_capture_dir(target) if target.is_dir() else None
+        if source_raw is not None:  # replaying another extraction: its recorded launch data comes along
+            copy_records(source_raw, out / "raw", [g.name for g in capture.graphs])
     _raise_for_run(outcome, capture, out)
     if not capture.graphs:
         raise NoGraphsError(
@@ -157,6 +169,30 @@ def extract(
 STAGING = ".records-staging"
 
 
+def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int, record: str, record_cap_mib: float,
+                        record_total_cap_mib: float, timeout: float | None, on_progress: Progress,
+                        on_output: Callable[[str], None] | None) -> tuple[Capture, RunOutcome]:
+    """Run an artifact's graphs in the capture child; the static capture gains the recorded launches."""
+    staging = out / "raw" / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="harvest-artifact-") as tmp:
+        for graph in capture.graphs:
+            (Path(tmp) / f"graph_{graph.index:03d}.py").write_text(graph.source, encoding="utf-8")
+        outcome = run_target(
+            Path(tmp), (), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
+            on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
+            record_total_cap_mib=record_total_cap_mib, artifact=True,
+        )
+    ran = outcome.capture
+    graphs = tuple(replace(g, recorded=outcome.recorded.get(g.index, {})) for g in capture.graphs)
+    capture = replace(capture, graphs=graphs, gpu_name=ran.gpu_name, device=f"{ran.device}; artifact run with --run-artifact")
+    place_records(out, staging, capture)
+    if outcome.status != "ok":
+        on_progress(f"running the artifact failed ({_exception_line(outcome.error)}); kernels it did not reach keep the static path")
+    return capture, replace(outcome, capture=capture, status="ok", exit_code=0)
+
+
 def place_records(out: Path, staging: Path, capture: Capture) -> None:
     """Move the launch data the child wrote (by graph index) to raw/<graph>/records/, replacing older records."""
     for graph in capture.graphs:
@@ -167,6 +203,14 @@ def place_records(out: Path, staging: Path, capture: Capture) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(source, target)
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:
+    for name in graphs:
+        target = out_raw / name / "records"
+        shutil.rmtree(target, ignore_errors=True)
+        if (source_raw / name / "records").is_dir():
+            shutil.copytree(source_raw / name / "records", target)
 
 
 def extract_graph(
@@ -249,7 +293,7 @@ def build_module(
         code = KernelCode(plain, kernel.name, tuple((p, p) for p in kernel.signature))
     reference = build_reference(kernel, launch, graph)
     outputs, write_only = kernel_outputs(kernel)
-    recorded = captured.recorded.get(kernel.name) if capture.mode != "artifact" else None
+    recorded = captured.recorded.get(kernel.name)
     if recorded is not None:  # outputs the run saw written count too (a store the scan did not see)
         written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
         extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
@@ -283,7 +327,7 @@ def build_module(
 
 
 def _record_device(capture: Capture) -> str:
-    return f"cuda:{capture.gpu_name}" if capture.mode == "cuda" else "cpu"
+    return f"cuda:{capture.gpu_name}" if capture.gpu_name else "cpu"
 
 
 def _recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture) -> dict | None:

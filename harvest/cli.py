@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--record", choices=("data", "layouts"), default="data", help="data (default): save each kernel's first launch (inputs before, outputs after) under raw/ for --check and benchmarks; layouts: record layouts and scalar values only")
     extract.add_argument("--record-cap", type=float, default=256, metavar="MIB", help="largest launch whose data is saved, before+after (default 256 MiB); bigger ones keep layouts and a checksum")
     extract.add_argument("--record-total-cap", type=float, default=2048, metavar="MIB", help="data saved per extraction at most (default 2048 MiB)")
+    extract.add_argument("--run-artifact", action="store_true", help="run an artifact's own call(get_args()) (random inputs, seed 0) under the launch recorder, so every intermediate buffer gets its real layout; executes the artifact's code, so only for files you trust (default: an artifact is only read)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     report = commands.add_parser("report", parents=[debug], help="re-render report.md of an extraction from its manifest (no run)")
@@ -120,6 +121,7 @@ def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
         record=options.record,
         record_cap_mib=options.record_cap,
         record_total_cap_mib=options.record_total_cap,
+        run_artifact=options.run_artifact,
     )
     summarize(console, result)
     return 0

@@ -17,12 +17,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvest.capture.bootstrap import PROGRESS
 from harvest.capture.recorded import launches_from_events
-from harvest.model import AutotuneWinner, Capture, CapturedGraph
+from harvest.model import AutotuneWinner, Capture, CapturedGraph, RecordedLaunch
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class RunOutcome:
     exit_code: int  # the target's sys.exit code (0 when it returned normally)
     error: str  # the target's traceback tail, or the child's stderr tail when it died
     seconds: float
+    recorded: dict[int, dict[str, RecordedLaunch]] = field(default_factory=dict)  # graph index -> kernel -> launch
 
 
 def normalise_kernel_paths(source: str, cache_dir: str) -> str:
@@ -59,6 +60,7 @@ def run_target(
     record: str = "data",
     record_cap_mib: float = 256,
     record_total_cap_mib: float = 2048,
+    artifact: bool = False,
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
 
@@ -83,6 +85,8 @@ def run_target(
         options = [f"record={record}", f"kernel_cap={int(record_cap_mib * (1 << 20))}", f"total_cap={int(record_total_cap_mib * (1 << 20))}"]
         if record_dir is not None:
             options.append(f"record_dir={record_dir}")
+        if artifact:  # `target` is a directory of graph_NNN.py wrapper modules to run, not a script
+            options.append("artifact=1")
         command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), *options, "--"]
         command += [str(target), *args]
 
@@ -140,7 +144,9 @@ def run_target(
             status, code, error = "crashed", child.returncode, "".join(stderr_tail[-12:])
         else:
             status, code, error = exit_event["status"], exit_event["code"], exit_event["error"]
-        return RunOutcome(capture=capture, status=status, exit_code=code, error=error, seconds=seconds)
+        return RunOutcome(
+            capture=capture, status=status, exit_code=code, error=error, seconds=seconds, recorded=launches_from_events(events)
+        )
 
 
 def read_events(path: Path) -> list[dict]:
