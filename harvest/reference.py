@@ -865,8 +865,10 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
     f32[1, 512]; `sum_3` is then the same reduction of `buf9` over its split dimension. Only when the pairing is
     one to one: a partial that could belong to two nodes, or a node with two partials, is left alone."""
     pairs: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    # A partial buffer has no FX node: an input that a fragment op reads (mul(div, 2)) is real data, not partials.
+    consumed = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in _refs(v)}
     for name in binding.inputs:
-        if name in fragment.ops or name in binding.scalar_inputs:
+        if name in fragment.ops or name in binding.scalar_inputs or name in consumed:
             continue
         options = _partial_of(fragment, binding.input_meta.get(name))
         if len(options) == 1:
@@ -977,10 +979,13 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             lines.append(f"    {names[name]} = torch.as_tensor({param}{dtype})")
             continue
         buffer_meta = _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
+        # Inductor loads fp16/bf16 values into fp32, computes in fp32 and rounds once, at the store: so does the
+        # reference (rounding after every op, as eager would, makes it differ from a correct kernel).
+        upcast = ".float()" if (meta and _norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
         if meta and buffer_meta and not _same_shape(meta, buffer_meta) and _numel(meta.shape) is not None:
-            lines.append(f"    {names[name]} = {param}.reshape{_shape_text(meta.shape)}")
+            lines.append(f"    {names[name]} = {param}.reshape{_shape_text(meta.shape)}{upcast}")
         else:
-            lines.append(f"    {names[name]} = {param}")
+            lines.append(f"    {names[name]} = {param}{upcast}")
     for symbol in sorted(used_symbols):
         source = symbols[symbol]
         if "." in source:

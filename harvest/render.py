@@ -6,6 +6,7 @@ triton (plus Inductor's triton_helpers where a kernel needs a helper plain Trito
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import pprint
 import re
@@ -175,9 +176,23 @@ ITEMSIZE = {
 }
 
 
+def def_constexprs(kernel: Kernel) -> set[str]:
+    """Parameters the kernel's def annotates `tl.constexpr` (block sizes): the only ones not passed positionally."""
+    try:
+        tree = ast.parse(kernel.source)
+    except SyntaxError:
+        return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == kernel.name:
+            return {a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
+
+
 def runtime_params(kernel: Kernel) -> list[str]:
-    """Parameters passed at launch: not constexpr, not a compile-time constant Inductor bakes in."""
-    return [p for p, kind in kernel.signature.items() if kind != "constexpr" and p not in kernel.constants]
+    """Parameters launch() passes positionally, as Inductor does: all but the def's constexpr block sizes (a size
+    Inductor made a compile-time constant, like `xnumel = 1`, is still an ordinary argument of the def)."""
+    constexprs = def_constexprs(kernel)
+    return [p for p in kernel.signature if p not in constexprs]
 
 
 def plan_arguments(ctx: ModuleContext, rename: dict[str, str]) -> ArgumentPlan:
@@ -264,7 +279,7 @@ def tensor_layout(arg: LaunchArg, graph: Graph, hints: dict) -> Layout | None:
 def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, int]) -> tuple[dict, str]:
     """Constexpr block sizes, num_warps and num_stages: the captured autotune winner, else a documented default."""
     kernel = ctx.kernel
-    constexprs = [p for p, kind in kernel.signature.items() if kind == "constexpr"]
+    constexprs = [p for p in kernel.signature if p in def_constexprs(kernel)]
     recorded = ctx.recorded.config if ctx.recorded is not None else None
     if recorded is not None:
         config = {rename.get(k, k): v for k, v in recorded["kwargs"].items() if k in constexprs}
@@ -287,7 +302,7 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         config.update(num_warps=4 if kernel.kind == "pointwise" else 8, num_stages=1)
         origin = "no autotune record in the capture: harvest's default"
     for name, value in kernel.constants.items():  # compile-time constants Inductor passes by name
-        if name in kernel.signature and isinstance(value, (int, float, bool)):
+        if name in constexprs and isinstance(value, (int, float, bool)):
             config.setdefault(rename.get(name, name), value)
     missing = [p for p in constexprs if rename.get(p, p) not in config and p not in kernel.constants]
     if missing:

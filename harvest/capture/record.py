@@ -178,10 +178,12 @@ class LaunchRecorder:
 
 
 def _param_names(tuner: Any, count: int) -> list[str]:
-    """Names of the positional arguments run() gets: the signature without constexprs, then extra launcher args."""
+    """Names of the positional arguments run() gets: the signature less the config's block sizes, then extra
+    launcher args (Inductor passes everything else, compile-time constants such as `xnumel = 1` included)."""
     signature = (getattr(tuner, "triton_meta", None) or {}).get("signature", {})
-    constants = (getattr(tuner, "triton_meta", None) or {}).get("constants", {}) or {}
-    names = [str(p) for p, kind in signature.items() if kind != "constexpr" and p not in constants]
+    config = _config_json(tuner)
+    blocks = set(config["kwargs"]) if config else set()
+    names = [str(p) for p in signature if str(p) not in blocks]
     names += list((getattr(tuner, "inductor_meta", None) or {}).get("extra_launcher_args", ()))
     if len(names) < count:
         names += [f"arg{i}" for i in range(len(names), count)]
