@@ -190,7 +190,7 @@ def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int
     place_records(out, staging, capture)
     if outcome.status != "ok":
         on_progress(f"running the artifact failed ({_exception_line(outcome.error)}); kernels it did not reach keep the static path")
-    return capture, replace(outcome, capture=capture, status="ok", exit_code=0)
+    return capture, replace(outcome, capture=capture)
 
 
 def place_records(out: Path, staging: Path, capture: Capture) -> None:

@@ -664,8 +664,15 @@ class _CallReader(cst.CSTVisitor):
 
     def _add_launch(self, kernel_name: str, call: cst.Call) -> None:
         kernel, params = self.kernels[kernel_name]
+        positional = _positional(call)
+        # Inductor passes compile-time constants it marked constexpr in triton_meta (`xnumel = 1`) positionally
+        # too when the def does not annotate them: bind by the def when the count says so.
+        passed = tuple(p for p in kernel.params if p in params or kernel.signature.get(p) == "constexpr"
+                       and not _is_block_size(p))
+        if len(positional) == len(passed) != len(params):
+            params = passed
         args = []
-        for index, node in enumerate(_positional(call)):
+        for index, node in enumerate(positional):
             param = params[index] if index < len(params) else f"<extra {index}>"
             args.append(self._launch_arg(param, kernel.signature.get(param, ""), node))
         grid = _kwargs(call).get("grid")
@@ -729,6 +736,10 @@ class _CallReader(cst.CSTVisitor):
 # -- small helpers over nodes ----------------------------------------------------------------------------------------
 
 _EMPTY_MODULE = cst.Module(body=[])
+
+
+def _is_block_size(param: str) -> bool:
+    return re.fullmatch(r"[XYZ]BLOCK|R\d*_?BLOCK", param) is not None
 
 
 def _code(node: cst.CSTNode) -> str:
