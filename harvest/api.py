@@ -64,8 +64,8 @@ def extract(
     on_progress: Progress = lambda message: None,
     on_output: Callable[[str], None] | None = None,
     record: str = "data",
-    record_cap_mib: float = 256,
-    record_total_cap_mib: float = 2048,
+    record_cap_mib: float = 1024,
+    record_total_cap_mib: float = 4096,
     run_artifact: bool = False,
 ) -> ExtractResult:
     """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.

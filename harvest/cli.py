@@ -65,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--names", choices=("readable", "inductor"), default="readable", help="rename Inductor's tmpN/in_ptrN/XBLOCK names (default) or keep them")
     extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept)")
     extract.add_argument("--record", choices=("data", "layouts"), default="data", help="data (default): save each kernel's first launch (inputs before, outputs after) under raw/ for --check and benchmarks; layouts: record layouts and scalar values only")
-    extract.add_argument("--record-cap", type=float, default=256, metavar="MIB", help="largest launch whose data is saved, before+after (default 256 MiB); bigger ones keep layouts and a checksum")
-    extract.add_argument("--record-total-cap", type=float, default=2048, metavar="MIB", help="data saved per extraction at most (default 2048 MiB)")
+    extract.add_argument("--record-cap", type=float, default=1024, metavar="MIB", help="largest launch whose data is saved, before+after (default 1024 MiB); bigger ones keep layouts and a checksum")
+    extract.add_argument("--record-total-cap", type=float, default=4096, metavar="MIB", help="data saved per extraction at most (default 4096 MiB)")
     extract.add_argument("--run-artifact", action="store_true", help="run an artifact's own call(get_args()) (random inputs, seed 0) under the launch recorder, so every intermediate buffer gets its real layout; executes the artifact's code, so only for files you trust (default: an artifact is only read)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 

@@ -195,6 +195,31 @@ def runtime_params(kernel: Kernel) -> list[str]:
     return [p for p in kernel.signature if p not in constexprs]
 
 
+def unspecialized_params(kernel: Kernel) -> list[str]:
+    """Launch parameters Inductor compiled with no specialization (no divisible-by-16 assumption): dynamic sizes
+    such as ks0, and pointers it could not prove aligned. Triton's jit would specialize them on their values at
+    run time and can then emit other code (another vector width, another order of a reduction's additions): the
+    module opts out for the same ones, so that it compiles what Inductor compiled."""
+    if not kernel.configs or not isinstance(kernel.configs[0], dict):
+        return []
+    specialized: set[int] = set()
+    for key in kernel.configs[0]:
+        specialized.update(int(i) for i in re.findall(r"\d+", str(key)))
+    order = list(kernel.signature)
+    return [p for p in runtime_params(kernel) if order.index(p) not in specialized]
+
+
+def specialize_like_inductor(kernel_code: str, kernel_name: str, params: list[str]) -> str:
+    """`@triton.jit` -> `@triton.jit(do_not_specialize=[...])` on the kernel's def (see unspecialized_params)."""
+    if not params:
+        return kernel_code
+    plain = f"@triton.jit\ndef {kernel_name}("
+    if plain not in kernel_code:
+        return kernel_code
+    comment = "# Not specialized on their values, as Inductor compiled it (the same code for every value):\n"
+    return kernel_code.replace(plain, f"{comment}@triton.jit(do_not_specialize={params!r})\ndef {kernel_name}(", 1)
+
+
 def plan_arguments(ctx: ModuleContext, rename: dict[str, str]) -> ArgumentPlan:
     if ctx.recorded is not None:
         return _recorded_arguments(ctx, rename)
@@ -414,6 +439,8 @@ def render_kernel_module(ctx: ModuleContext) -> str:
     grid, grid_note = build_grid(ctx.kernel, rename, values, config, ctx.recorded.grid if ctx.recorded else None)
 
     imports, kernel_code = split_imports(ctx.code.code)
+    unspecialized = [rename.get(p, p) for p in unspecialized_params(ctx.kernel)]
+    kernel_code = specialize_like_inductor(kernel_code, ctx.code.kernel_name, unspecialized)
     extra_imports = sorted(set(imports) - BASE_IMPORTS)
     uses_libdevice = re.search(r"\blibdevice\.", kernel_code) is not None
     if uses_libdevice and not any("libdevice" in line for line in extra_imports):

@@ -43,7 +43,7 @@ class SwiGLU(nn.Module):
 def main():
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    tokens, dim, hidden = (4096, 1024, 2816) if device == "cuda" else (32, 32, 64)
+    tokens, dim, hidden = (8192, 1024, 2816) if device == "cuda" else (32, 32, 64)
     model = SwiGLU(dim, hidden).to(device=device, dtype=torch.bfloat16).train()
     reference = copy.deepcopy(model)
     x = torch.randn(tokens, dim, device=device, dtype=torch.bfloat16, requires_grad=True)

@@ -35,7 +35,7 @@ def main():
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda":
-        batch, in_ch, c1, c2, size, classes = 32, 3, 32, 64, 64, 100
+        batch, in_ch, c1, c2, size, classes = 64, 3, 32, 64, 64, 100
     else:
         batch, in_ch, c1, c2, size, classes = 4, 3, 8, 16, 8, 10
     model = ConvNet(in_ch, c1, c2, classes).to(device).train()

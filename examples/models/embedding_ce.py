@@ -31,7 +31,7 @@ class TinyLM(nn.Module):
 def main():
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    batch, seq, vocab, dim = (8, 128, 8192, 256) if device == "cuda" else (2, 16, 256, 32)
+    batch, seq, vocab, dim = (16, 256, 8192, 256) if device == "cuda" else (2, 16, 256, 32)
     model = TinyLM(vocab, dim).to(device).train()
     reference = copy.deepcopy(model)
     tokens = torch.randint(0, vocab, (batch, seq), device=device)

@@ -22,7 +22,7 @@ def main():
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda":
-        batch, seq, n_embd, n_head, vocab, n_positions = 16, 256, 256, 4, 4096, 256
+        batch, seq, n_embd, n_head, vocab, n_positions = 32, 256, 512, 8, 4096, 256
     else:
         batch, seq, n_embd, n_head, vocab, n_positions = 2, 16, 64, 4, 512, 64
     config = GPT2Config(

@@ -52,7 +52,7 @@ def run(fn, kind, device, rows, cols, seed):
 def main():
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    cols = 1024 if device == "cuda" else 32
+    cols = 2048 if device == "cuda" else 32
     shapes = [(4096, cols), (2048, cols)] if device == "cuda" else [(64, cols), (32, cols)]
     cases = [
         ("normalize", normalize_step, torch.compile(normalize_step)),  # default: automatic dynamic on the 2nd shape

@@ -2,8 +2,9 @@
 
     harvest extract examples/models/transformer_encoder.py
 
-Exercises Inductor's layer-norm reductions (forward and backward), softmax and its backward (the math attention
-path), dropout (Philox random numbers generated inside Triton kernels, masks saved for backward), ReLU in the
+Exercises Inductor's layer-norm reductions (forward and backward), attention softmax + dropout and their backward
+(scaled_dot_product_attention's math decomposition on the CPU path; on a GPU attention may stay a fused extern
+kernel), dropout (Philox random numbers generated inside Triton kernels, masks saved for backward), ReLU in the
 feed-forward block, residual adds, and the loss out.pow(2).mean() as a full reduction; matmuls stay extern
 (mm/bmm/addmm).
 """
@@ -16,7 +17,7 @@ def main():
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda":
-        batch, seq, d_model, nhead, ff = 8, 512, 512, 8, 2048
+        batch, seq, d_model, nhead, ff = 16, 512, 1024, 16, 4096
     else:
         batch, seq, d_model, nhead, ff = 2, 16, 32, 4, 64
     layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=ff, dropout=0.1, batch_first=True).to(device)

@@ -260,8 +260,8 @@ def main(argv: list[str]) -> int:
     recorder = LaunchRecorder(
         log,
         record_dir,
-        kernel_cap=int(settings.get("kernel_cap", 256 * MIB)),
-        total_cap=int(settings.get("total_cap", 2048 * MIB)),
+        kernel_cap=int(settings.get("kernel_cap", 1024 * MIB)),
+        total_cap=int(settings.get("total_cap", 4096 * MIB)),
         layouts_only=settings.get("record", "data") == "layouts",
     )
     sys.argv = [target, *target_args]

@@ -104,19 +104,19 @@ class LaunchRecorder:
             return original_run(tuner, *args, **kwargs)
 
         spans = [(s["lo"], s["hi"]) for s in storages]
-        span_bytes = sum(hi - lo for lo, hi in spans)
-        data_note = ""
-        if self.layouts_only:
-            data_note = "layouts only (--record layouts)" if self.record_dir is not None else "layouts only"
-        elif 2 * span_bytes > self.kernel_cap:
-            data_note = f"data not saved: {2 * span_bytes / MIB:.1f} MiB before+after is over the per-kernel cap of {self.kernel_cap / MIB:.0f} MiB (--record-cap)"
-        elif self.saved_bytes + 2 * span_bytes > self.total_cap:
-            data_note = f"data not saved: the extraction's cap of {self.total_cap / MIB:.0f} MiB is used up (--record-total-cap)"
-        save = not data_note
         # A storage the kernel only writes holds whatever the allocator left there: not data, and not the same
         # from one run to the next. Its "before" is not saved (the module starts it from zeros).
         read = _read_params(source)
         read_storages = {views[p][0] for p in views if p in read or not source}
+        size = sum(hi - lo for i, (lo, hi) in enumerate(spans) if i in read_storages) + sum(hi - lo for lo, hi in spans)
+        data_note = ""
+        if self.layouts_only:
+            data_note = "layouts only (--record layouts)" if self.record_dir is not None else "layouts only"
+        elif size > self.kernel_cap:
+            data_note = f"data not saved: {size / MIB:.1f} MiB before+after is over the per-kernel cap of {self.kernel_cap / MIB:.0f} MiB (--record-cap)"
+        elif self.saved_bytes + size > self.total_cap:
+            data_note = f"data not saved: the extraction's cap of {self.total_cap / MIB:.0f} MiB is used up (--record-total-cap)"
+        save = not data_note
         before = [
             _span_bytes(s["tensor"], lo, hi) if i in read_storages else None
             for i, (s, (lo, hi)) in enumerate(zip(storages, spans))

@@ -58,8 +58,8 @@ def run_target(
     on_output: Callable[[str], None] | None = None,
     record_dir: Path | None = None,
     record: str = "data",
-    record_cap_mib: float = 256,
-    record_total_cap_mib: float = 2048,
+    record_cap_mib: float = 1024,
+    record_total_cap_mib: float = 4096,
     artifact: bool = False,
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
