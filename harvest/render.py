@@ -331,7 +331,8 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
             config.setdefault(rename.get(name, name), value)
     missing = [p for p in constexprs if rename.get(p, p) not in config and p not in kernel.constants]
     if missing:
-        raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}")
+        where = "" if recorded is not None or ctx.winner is not None else " (no run was recorded: no config to take it from; --run-artifact records one)"
+        raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}{where}")
     return config, origin
 
 

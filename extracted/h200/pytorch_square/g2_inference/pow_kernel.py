@@ -25,9 +25,14 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     a <- tmp0
     square <- tmp1  [pow_1]
     offsets <- x0
+
+Notes:
+    no data recorded for this launch: data not saved: 1144.4 MiB before+after is over the per-kernel cap of 1024 MiB (--record-cap); --check uses made-up inputs
 """
 
 import argparse
+import collections
+import hashlib
 import os
 import sys
 
@@ -36,6 +41,7 @@ import triton
 import triton.language as tl
 
 
+# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def pow_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     n_elements = 100000000
@@ -45,14 +51,15 @@ def pow_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     a = tl.load(a_ptr + (offsets), mask)
     square = a * a
     tl.store(out_ptr + (offsets), square, mask)
+# <<< kernel
 
 
-# The config the kernel ran with when it was captured (chosen by autotune).
+# The config the kernel ran with (recorded in the run; chosen by the only config).
 CONFIG = {'BLOCK_SIZE': 1024, 'num_warps': 4, 'num_stages': 1}
 
 
 def launch(a_ptr, out_ptr, n_elements, config=CONFIG):
-    """Launch pow_kernel on arguments laid out as in the captured graph (outputs are written in place)."""
+    """Launch pow_kernel on its arguments (outputs are written in place)."""
     constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
     grid = (triton.cdiv(n_elements, config["BLOCK_SIZE"]),)
     pow_kernel[grid](
@@ -63,34 +70,82 @@ def launch(a_ptr, out_ptr, n_elements, config=CONFIG):
     )
 
 
-def _random(shape, stride, dtype, device, generator, offset=0, low=None, high=None):
-    """A tensor with the given layout over fresh random storage (room for padded strides and offsets)."""
-    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
-    if dtype == torch.bool:
-        values = torch.rand(storage_size, generator=generator) < 0.5
-    elif dtype.is_floating_point:
-        values = torch.randn(storage_size, generator=generator)
+# Every argument of the launch, as recorded in the real run (its first of 12 launches in this graph, all alike). A tensor is a View of one of STORAGES: (storage, shape,
+# stride, storage offset in elements, dtype); tensors on one storage alias each other as they did in the graph.
+View = collections.namedtuple("View", "storage shape stride offset dtype")
+# Each storage: the byte range [lo, hi) its views cover, the dtype made-up values are drawn in (None: zeros, the
+# kernel only writes it) and, for index tensors, the bound Inductor asserts indices stay below.
+Storage = collections.namedtuple("Storage", "lo hi fill high")
+STORAGES = [
+    Storage(0, 400000000, torch.float32, None),  # a_ptr
+    Storage(0, 400000000, None, None),  # out_ptr
+]
+ARGUMENTS = {
+    "a_ptr": View(0, (10000, 10000), (10000, 1), 0, torch.float32),
+    "out_ptr": View(1, (10000, 10000), (10000, 1), 0, torch.float32),
+    "n_elements": 100000000,
+}
+OUTPUTS = ['out_ptr']  # the tensors the kernel writes: --check compares each of them
+RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
+RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
+KERNEL_SHA256 = "b7d104d4c6e85f45f7a1f85e800ce00d204c29701ee174941f0aa39dd77fd17a"  # of the kernel text above as extracted
+EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
+
+
+def _views(storages, device):
+    """ARGUMENTS with every tensor built as its view of `storages` (uint8 tensors)."""
+    args = {}
+    for name, arg in ARGUMENTS.items():
+        if isinstance(arg, View):
+            base = storages[arg.storage].untyped_storage()
+            args[name] = torch.empty(0, dtype=arg.dtype, device=device).set_(base, arg.offset, arg.shape, arg.stride)
+        else:
+            args[name] = arg
+    return args
+
+
+def _made_up(storage, generator):
+    """Random bytes for one storage, drawn as values of its dtype (so floats are finite, indices in bounds)."""
+    if storage.fill is None:
+        return torch.zeros(storage.hi, dtype=torch.uint8)
+    itemsize = torch.empty(0, dtype=storage.fill).element_size()
+    count = -(-storage.hi // itemsize)
+    if storage.fill == torch.bool:
+        values = torch.rand(count, generator=generator) < 0.5
+    elif storage.fill.is_floating_point:
+        values = torch.randn(count, generator=generator)
     else:
-        values = torch.randint(low if low is not None else -8, high if high is not None else 8, (storage_size,), generator=generator)
-    return values.to(dtype).to(device).as_strided(shape, stride, offset)
-
-
-def _zeros(shape, stride, dtype, device, offset=0):
-    storage_size = offset + 1 + sum((size - 1) * step for size, step in zip(shape, stride) if size > 0)
-    return torch.zeros(storage_size, dtype=dtype, device=device).as_strided(shape, stride, offset)
+        high = storage.high if storage.high is not None else 8
+        values = torch.randint(0 if storage.high is not None else -8, high, (count,), generator=generator)
+    return values.to(storage.fill).view(torch.uint8)[: storage.hi].clone()
 
 
 def make_inputs(device="cuda", seed=0):
-    """Every argument of the captured launch: tensors with its shapes, strides and dtypes, and its sizes."""
+    """Made-up arguments with the launch's exact layouts: random inputs, zeroed outputs."""
     generator = torch.Generator().manual_seed(seed)
-    a_ptr = _random((10000, 10000), (10000, 1), torch.float32, device, generator, offset=0)
-    out_ptr = _zeros((10000, 10000), (10000, 1), torch.float32, device, offset=0)
-    n_elements = 100000000
-    return {
-        "a_ptr": a_ptr,
-        "out_ptr": out_ptr,
-        "n_elements": n_elements,
-    }
+    return _views([_made_up(s, generator).to(device) for s in STORAGES], device)
+
+
+def load_record(device):
+    """(arguments as the run passed them, {output: what Inductor's kernel wrote}), or None without a record."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), RECORD) if RECORD else None
+    if path is None or not os.path.isfile(path):
+        return None
+    data = torch.load(path, map_location="cpu", weights_only=True)  # plain uint8 tensors, nothing executable
+
+    def storages(spans):
+        result = []
+        for storage, span in zip(STORAGES, spans):
+            full = torch.zeros(storage.hi, dtype=torch.uint8)
+            if span is not None:  # None: the kernel only writes this storage; the run's bytes there were garbage
+                full[storage.lo :] = span
+            result.append(full.to(device))
+        return result
+
+    before = storages(data["before"])
+    after = storages([new if new is not None else old for old, new in zip(data["before"], data["after"])])
+    written = _views(after, device)
+    return _views(before, device), {name: written[name] for name in OUTPUTS}
 
 
 def reference(a_ptr):
@@ -99,7 +154,7 @@ def reference(a_ptr):
     return {"out_ptr": pow_1}
 
 
-# Outputs the reference cannot compute, with the reason (they are not compared).
+# Outputs the eager reference cannot compute, with the reason (the record still compares them).
 UNCHECKED = {}
 
 TOLERANCES = {
@@ -108,6 +163,7 @@ TOLERANCES = {
     torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
     torch.float64: dict(rtol=1e-7, atol=1e-7),
 }
+EXACT = dict(rtol=0, atol=0)
 
 
 def reduce_partials(partials, split):
@@ -116,13 +172,13 @@ def reduce_partials(partials, split):
     return combine(partials.cpu(), dim=split["dims"])
 
 
-def compare(name, actual, expected):
-    """True when actual matches expected within the dtype's tolerance; prints the first mismatches otherwise.
+def compare(name, actual, expected, oracle, tolerance=None):
+    """True when actual matches expected (exactly, or within the dtype's tolerance); prints the first mismatches.
 
     `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
     kernel's partials are combined over the split dims, then compared with the whole reduction.
     """
-    tolerance = TOLERANCES.get(actual.dtype, dict(rtol=0, atol=0))
+    tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
     what = ""
     if isinstance(expected, dict):
         split = expected
@@ -134,32 +190,62 @@ def compare(name, actual, expected):
             what += f", atol scaled by sqrt({split['terms']})"
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
-        print(f"  {name}: shape {tuple(actual.shape)} but the reference gives {tuple(expected.shape)}")
+        print(f"  {name}: {oracle}: shape {tuple(actual.shape)} but it gives {tuple(expected.shape)}")
         return False
     close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
-    limits = f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}{what}"
+    limits = "bit for bit" if tolerance is EXACT else f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}"
     if bool(close.all()):
-        print(f"  {name}: ok ({actual.numel()} values, {actual.dtype}, {limits})")
+        print(f"  {name}: {oracle}: ok ({actual.numel()} values, {actual.dtype}, {limits}{what})")
         return True
     bad = (~close).nonzero()
-    print(f"  {name}: {len(bad)} of {actual.numel()} values differ ({limits}); first ones:")
+    print(f"  {name}: {oracle}: {len(bad)} of {actual.numel()} values differ ({limits}{what}); first ones:")
     for index in bad[:5].tolist():
         where = tuple(index)
-        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, reference {expected.cpu()[where].item()!r}")
+        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, {oracle} {expected.cpu()[where].item()!r}")
     return False
 
 
+def unedited():
+    """True while the kernel text in this file is the one harvest extracted."""
+    with open(os.path.abspath(__file__), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("# >>> kernel")
+    body = text[text.index("\n", start) + 1 : text.index("# <<< kernel")]
+    return hashlib.sha256(body.strip().encode("utf-8")).hexdigest() == KERNEL_SHA256
+
+
+def this_device(device):
+    return "cpu" if device == "cpu" else f"cuda:{torch.cuda.get_device_name(device)}"
+
+
 def check(device, seed=0):
-    """Run kernel and reference on the same inputs and compare every output the reference computes."""
-    args = make_inputs(device, seed)
+    """Launch the kernel and compare every output it writes with two oracles, each where it exists:
+    recorded: what Inductor's kernel wrote in the real run, from the same inputs (bit for bit when the kernel is
+    unedited and this is the device it was recorded on); reference: the eager ops of the kernel's FX graph."""
+    record = load_record(device)
+    if record is None:
+        print(f"no record at {RECORD or '(none was saved)'}: made-up inputs (seed {seed}), only the eager reference compares")
+        args, recorded = make_inputs(device, seed), {}
+    else:
+        args, recorded = record
+    exact = record is not None and EXACT_POSSIBLE and unedited() and this_device(device) == RECORD_DEVICE
     reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['a_ptr']]
     launch(**args)
     expected = reference(*reference_args)
-    print(f"pow_kernel on {device}:")
-    results = [compare(name, args[name], value) for name, value in expected.items()]
-    for name, reason in UNCHECKED.items():
-        print(f"  {name}: not checked ({reason})")
-    return bool(results) and all(results)
+    print(f"pow_kernel on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
+    ok = True
+    for name in OUTPUTS + [n for n in expected if n not in OUTPUTS]:
+        compared = []
+        if name in recorded:
+            compared.append(compare(name, args[name], recorded[name], "recorded", EXACT if exact else None))
+        if name in expected:
+            compared.append(compare(name, args[name], expected[name], "reference"))
+        elif name in UNCHECKED:
+            print(f"  {name}: reference: not computed ({UNCHECKED[name]})")
+        if not compared:
+            print(f"  {name}: NOT COMPARED: no record and no reference for it")
+        ok = ok and bool(compared) and all(compared)
+    return ok
 
 
 def bench(device, seed=0):
@@ -167,7 +253,8 @@ def bench(device, seed=0):
     if device != "cuda":
         print("--bench needs a GPU: the interpreter's timings mean nothing")
         return
-    args = make_inputs(device, seed)
+    record = load_record(device)
+    args = record[0] if record is not None else make_inputs(device, seed)
     reference_args = [args[name] for name in ['a_ptr']]
     moved = sum(t.untyped_storage().nbytes() for t in args.values() if isinstance(t, torch.Tensor))
     kernel_ms = triton.testing.do_bench(lambda: launch(**args), quantiles=[0.5, 0.2, 0.8])
@@ -179,10 +266,10 @@ def bench(device, seed=0):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="pow_kernel: extracted Triton kernel (check it, time it, edit it).")
-    parser.add_argument("--check", action="store_true", help="compare the kernel with the eager reference (default)")
+    parser.add_argument("--check", action="store_true", help="compare every output with the run's record and the eager reference (default)")
     parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (GPU)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
+    parser.add_argument("--seed", type=int, default=0, help="seed for made-up inputs (used when there is no record)")
     options = parser.parse_args()
     if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
         sys.exit("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU")
