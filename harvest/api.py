@@ -117,6 +117,7 @@ def extract(
             record_total_cap_mib=record_total_cap_mib,
         )
         capture = outcome.capture
+        on_progress(f"target ran for {outcome.seconds:.1f} s (capture and launch recording included)")
         place_records(out, staging, capture)
 
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
