@@ -141,6 +141,11 @@ def summarize(console, result) -> None:
                 console.print(f"    {kernel['module']}  [dim]{kernel['kind']}, from {kernel['name']}[/]")
             else:
                 console.print(f"    [yellow]{kernel['name']}: not standalone ({kernel['standalone_reason']})[/]")
+    recorded = [k["recorded"] for g in result.manifest["graphs"] for k in g["kernels"] if k.get("recorded")]
+    if recorded:
+        with_data = [r for r in recorded if r.get("data")]
+        size = sum(r.get("data_bytes", 0) for r in with_data) / (1 << 20)
+        console.print(f"launch record: {len(recorded)} kernels recorded, {len(with_data)} with their data for --check ({size:.1f} MiB of tensors under raw/)")
     writes = result.writes
     for path in writes.kept_edited:
         console.print(f"[yellow]kept your edited {result.out_dir / path}[/] (differs from what harvest wrote; --force replaces it, keeping a .bak)")

@@ -124,7 +124,28 @@ def _kernel_row(kernel: dict[str, Any]) -> dict[str, str]:
         "counts": counts.replace("/", " / "),
         "lines": _source_text(fusion.get("source_lines")),
         "link": link,
+        "record": record_text(kernel.get("recorded")),
     }
+
+
+def record_text(recorded: dict[str, Any] | None) -> str:
+    """What the run recorded of a kernel: its launches and whether their data is there for --check."""
+    if not recorded:
+        return "no run (artifact)"
+    launches = f"{recorded['launches']} launch" + ("es" if recorded["launches"] != 1 else "")
+    if recorded.get("distinct", 1) > 1:
+        launches += f" ({recorded['distinct']} distinct)"
+    if recorded.get("data"):
+        return f"{launches}, data saved ({_size(recorded.get('data_bytes', 0))} of tensors)"
+    return f"{launches}, {recorded.get('note') or 'layouts only'}"
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if count < 1024:
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GiB"
 
 
 def _bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:

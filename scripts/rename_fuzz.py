@@ -143,8 +143,9 @@ def compare_kernel(kernel: Kernel, launch: Launch, graph: Graph, directory: Path
     constants = {k: v for k, v in inductor.triton_meta.get("constants", {}).items() if isinstance(k, str)}
     configs = inductor.configs if all_configs else inductor.configs[:1]
     for config in configs:
-        blocks = {**config.kwargs, **constants}
         base = make_args(kernel, launch, graph, seed)
+        # A constant Inductor still passes positionally (xnumel = 1) is one of the launch's arguments already.
+        blocks = {k: v for k, v in {**config.kwargs, **constants}.items() if k not in base}
         first = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in base.items()}
         second = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in base.items()}
         grid = _grid(kernel, base, blocks)

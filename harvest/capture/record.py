@@ -115,7 +115,7 @@ class LaunchRecorder:
         elif size > self.kernel_cap:
             data_note = f"data not saved: {size / MIB:.1f} MiB before+after is over the per-kernel cap of {self.kernel_cap / MIB:.0f} MiB (--record-cap)"
         elif self.saved_bytes + size > self.total_cap:
-            data_note = f"data not saved: the extraction's cap of {self.total_cap / MIB:.0f} MiB is used up (--record-total-cap)"
+            data_note = f"data not saved: its {size / MIB:.1f} MiB would pass the extraction's cap of {self.total_cap / MIB:.0f} MiB, {self.saved_bytes / MIB:.1f} MiB already saved (--record-total-cap)"
         save = not data_note
         before = [
             _span_bytes(s["tensor"], lo, hi) if i in read_storages else None
