@@ -380,7 +380,7 @@ def _recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture
         "data_bytes": sum(s.hi - s.lo for s in recorded.storages) if recorded.data else 0,
         "note": recorded.data_note,
         "device": _record_device(capture),
-    }
+    } | ({"checksums": list(recorded.checksums)} if recorded.checksums else {})
 
 
 def _winner_json(captured: CapturedGraph, kernel: Kernel) -> dict | None:

@@ -19,10 +19,15 @@ examples:
   harvest extract train.py -o out/train -- --steps 3    arguments after -- go to the script
   harvest extract debug_dir/ | trace.log | output_code.py   read an artifact, no run
   harvest extract extracted/square_square               replay an extraction from its raw/ (no run)
+  harvest extract big_train.py --record layouts         record launch layouts only, no tensor data
+  harvest extract output_code.py --run-artifact         run a trusted artifact to record its real launches
   TRITON_INTERPRET=1 python extracted/square_square/g0_inference/square_square_kernel.py --check
 
 without a GPU, the target runs on Inductor's CPU Triton backend: the same Triton source, compiled for an
-offline GPU target (--target-sm), executed by the Triton interpreter. Output is deterministic: the same
+offline GPU target (--target-sm), executed by the Triton interpreter. Every kernel launch is recorded while
+the target runs; each kernel's first launch keeps its data (raw/<graph>/records/), so a module's --check runs
+the kernel on the run's own inputs and compares what it writes with what Inductor's kernel wrote (bit for bit
+on the device it was recorded on). Output is deterministic: the same
 capture gives byte-identical files (on a GPU, Inductor's autotuner may pick another config from one run to
 the next; a replay of raw/ never changes). A kernel module you edited is never overwritten (see --force).
 """

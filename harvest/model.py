@@ -210,6 +210,7 @@ class RecordedLaunch:
     data_note: str = ""  # why the data was not saved
     launches: int = 1  # launches of this kernel in this graph during the run
     distinct: int = 1  # how many of them differed in argument layouts or scalar values
+    checksums: tuple[int, ...] = ()  # when the data was not saved: sum of each storage's bytes after the launch
 
     def arg(self, param: str) -> RecordedArg | None:
         return next((a for a in self.args if a.param == param), None)

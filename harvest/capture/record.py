@@ -234,7 +234,8 @@ def _span_bytes(tensor: Any, lo: int, hi: int):
 
 
 def _checksum(tensor: Any, lo: int, hi: int) -> int:
-    """A cheap checksum of a storage span that was too large to save (sum of its bytes)."""
+    """A cheap checksum of a storage span whose data was not saved (the sum of its bytes, after the launch): enough
+    to tell two runs apart, kept in capture.json."""
     import torch
 
     flat = torch.empty(0, dtype=torch.uint8, device=tensor.device)

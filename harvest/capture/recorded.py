@@ -40,6 +40,7 @@ def launch_from_json(entry: dict[str, Any]) -> RecordedLaunch:
         data_note=entry.get("data_note", ""),
         launches=int(entry.get("launches", 1)),
         distinct=int(entry.get("distinct", 1)),
+        checksums=tuple(int(c) for c in entry.get("checksums", ())),
     )
 
 
@@ -53,7 +54,7 @@ def launch_to_json(launch: RecordedLaunch) -> dict[str, Any]:
             }})
         else:
             args.append({"param": arg.param, "value": arg.value})
-    return {
+    entry = {
         "kernel": launch.kernel,
         "args": args,
         "storages": [{"lo": s.lo, "hi": s.hi, "device": s.device, "written": s.written} for s in launch.storages],
@@ -64,6 +65,9 @@ def launch_to_json(launch: RecordedLaunch) -> dict[str, Any]:
         "launches": launch.launches,
         "distinct": launch.distinct,
     }
+    if launch.checksums:  # only launches whose data was not saved have them
+        entry["checksums"] = list(launch.checksums)
+    return entry
 
 
 def launches_from_events(events: list[dict]) -> dict[int, dict[str, RecordedLaunch]]:
