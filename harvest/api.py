@@ -250,7 +250,7 @@ def extract_graph(
         kernels.append(entry)
     rendered = render_all(captured, capture, graph, names, jobs)
     standalone = 0
-    for (kernel, _, entry, path), (source, reason) in zip(jobs, rendered):
+    for (_, _, entry, path), (source, reason) in zip(jobs, rendered):
         if source is None:
             entry["standalone_reason"] = reason
         else:

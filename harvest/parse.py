@@ -23,6 +23,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
+from harvest.dtypes import FX_DTYPES
 from harvest.errors import ParseError
 from harvest.model import (
     Buffer,
@@ -99,14 +100,6 @@ SIZE_HINT_PREFIXES = "zyx"
 
 # -- tensor meta in comments -----------------------------------------------------------------------------------------
 
-DTYPES = {
-    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "b8": "bool",
-    "c32": "complex32", "c64": "complex64", "c128": "complex128",
-    "f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2", "f8e4m3fnuz": "float8_e4m3fnuz",
-    "f8e5m2fnuz": "float8_e5m2fnuz", "f8e8m0fnu": "float8_e8m0fnu",
-}  # fmt: skip
 META_RE = re.compile(r"^(?P<dtype>\w+)\[(?P<shape>[^\]]*)\]\[(?P<stride>[^\]]*)\](?P<device>.*)$")
 SOURCE_NODES_RE = re.compile(r"Source Nodes: \[(?P<nodes>.*?)\], Original ATen: \[(?P<aten>.*?)\]")
 FX_NODE_RE = re.compile(
@@ -171,7 +164,7 @@ def parse_tensor_meta(text: str) -> TensorMeta:
     return TensorMeta(
         shape=_split_sizes(match["shape"]),
         stride=_split_sizes(match["stride"]),
-        dtype=DTYPES.get(dtype, dtype),
+        dtype=FX_DTYPES.get(dtype, dtype),
         device=match["device"].split(":")[0],
     )
 

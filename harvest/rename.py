@@ -23,6 +23,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import FunctionScope, MetadataWrapper, ParentNodeProvider, ScopeProvider
 
+from harvest.dtypes import SHORT_NAMES
 from harvest.model import FxNode, Graph, Kernel, Launch
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -489,8 +490,6 @@ _BINOPS = {cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide:
            cst.RightShift: "shr", cst.Power: "power"}
 _CMPOPS = {cst.Equal: "eq", cst.NotEqual: "ne", cst.LessThan: "lt", cst.LessThanEqual: "le", cst.GreaterThan: "gt",
            cst.GreaterThanEqual: "ge"}
-_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "i8", "int16": "i16",
-           "int32": "i32", "int64": "i64", "uint8": "u8", "int1": "bool", "uint32": "u32", "uint64": "u64"}
 _CONSTS = {"0": "zero", "0.0": "zero", "1": "one", "1.0": "one", "-1": "minus_one", "-1.0": "minus_one",
            "0.5": "half", 'float("inf")': "inf", 'float("-inf")': "neg_inf"}
 # op word -> aten target in a graph fragment (to trace a tmp to the FX node it computes)
@@ -533,7 +532,7 @@ class _Namer:
             return self.names.get(value.value, value.value) + "_val" if value.value in self.facts.params else "copy"
         if m.matches(raw, m.Call(func=m.Attribute(value=m.Name() | m.Attribute(), attr=m.Name("to")))):
             dtype = _dotted(cst.ensure_type(raw, cst.Call).args[0].value).split(".")[-1]
-            return f"as_{_DTYPES.get(dtype, dtype)}"
+            return f"as_{SHORT_NAMES.get(dtype, dtype)}"
         if isinstance(value, cst.Call):
             fn = _dotted(value.func)
             if fn == "tl.full" and len(value.args) >= 2:

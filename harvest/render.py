@@ -15,17 +15,13 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
+from harvest.dtypes import ITEMSIZE, triton_pointer_dtype
 from harvest.errors import HarvestError
 from harvest.interpret_shim import SHIM_SOURCE
 from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
 from harvest.resources import load_template
 from harvest.shapes import evaluate
 
-TORCH_DTYPES = {
-    "fp32": "torch.float32", "fp16": "torch.float16", "bf16": "torch.bfloat16", "fp64": "torch.float64",
-    "i64": "torch.int64", "i32": "torch.int32", "i16": "torch.int16", "i8": "torch.int8", "u8": "torch.uint8",
-    "i1": "torch.bool", "u1": "torch.bool", "fp8e4nv": "torch.float8_e4m3fn", "fp8e5": "torch.float8_e5m2",
-}
 SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
 
 
@@ -170,10 +166,6 @@ def _extent_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, 
     return offset * itemsize, (offset + extent) * itemsize
 
 
-ITEMSIZE = {
-    "torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "torch.float64": 8, "torch.int64": 8, "torch.int32": 4,
-    "torch.int16": 2, "torch.int8": 1, "torch.uint8": 1, "torch.bool": 1, "torch.float8_e4m3fn": 1, "torch.float8_e5m2": 1,
-}
 
 
 def def_constexprs(kernel: Kernel) -> set[str]:
@@ -262,13 +254,14 @@ def _static_arguments(ctx: ModuleContext, rename: dict[str, str]) -> ArgumentPla
         if arg is None:
             raise RenderError(f"launch of {kernel.name} binds no value to parameter {param}")
         if kind.startswith("*"):
-            dtype = TORCH_DTYPES.get(kind[1:])
+            name = triton_pointer_dtype(kind)
+            dtype = f"torch.{name}" if name else None
             if dtype is None:
                 raise RenderError(f"pointer type {kind} of {param} has no torch dtype")
             layout = tensor_layout(arg, graph, hints)
             if layout is None:
                 raise RenderError(f"no concrete shape/stride for {param} = {arg.expr} in the wrapper's text (no run was recorded)")
-            lo, hi = _extent_bytes(layout.shape, layout.stride, layout.offset, ITEMSIZE.get(dtype, 4))
+            lo, hi = _extent_bytes(layout.shape, layout.stride, layout.offset, ITEMSIZE.get(dtype.removeprefix('torch.'), 4))
             base = arg.buffer or arg.expr
             if base not in storage_of:
                 storage_of[base] = len(storages)

@@ -27,12 +27,11 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 
 import torch  # noqa: E402
 
+from harvest.dtypes import TRITON_DTYPES  # noqa: E402
 from harvest.model import Graph, Kernel, Launch  # noqa: E402
 from harvest.rename import build_context, kernel_names, rename_kernel  # noqa: E402
 
-_TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "fp64": torch.float64,
-                 "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
-                 "i1": torch.bool, "u32": torch.uint32, "u64": torch.uint64}
+_TORCH_DTYPES = {kind: getattr(torch, name) for kind, name in TRITON_DTYPES.items() if hasattr(torch, name)}
 _counter = itertools.count()
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_extract import harvest, kernels, run_check
 
 from harvest.capture.recorded import launch_from_json, launch_to_json
-from test_extract import harvest, kernels, run_check
 
 TARGET = Path(__file__).resolve().parent / "targets" / "kernel_kinds.py"
 

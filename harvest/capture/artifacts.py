@@ -9,9 +9,9 @@ import json
 import re
 from pathlib import Path
 
+from harvest.capture.recorded import launch_from_json, launch_to_json
 from harvest.errors import ParseError, UsageError
 from harvest.model import AutotuneWinner, Capture, CapturedGraph
-from harvest.capture.recorded import launch_from_json, launch_to_json
 
 CAPTURE_JSON = "capture.json"
 

@@ -224,7 +224,7 @@ def run_artifact_graphs(directory: Path, log: EventLog, recorder: LaunchRecorder
 
     paths = sorted(directory.glob("graph_*.py"))
     sources = {int(path.stem.split("_")[1]): path.read_text(encoding="utf-8") for path in paths}
-    for index, source in sources.items():
+    for source in sources.values():
         if "device_str='cuda'" in source and not use_cuda:
             raise RuntimeError("the artifact was compiled for CUDA and this machine has no GPU: --run-artifact needs one (leave it out to only read the artifact)")
     log.sources = [sources.get(i, "") for i in range(max(sources, default=-1) + 1)]
