@@ -1,6 +1,9 @@
 """Test setup: the Triton interpreter on (no GPU in CI), fixtures' locations, the requires_cuda marker."""
 
+import difflib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,52 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+EXAMPLES = ROOT / "examples"
+CPU_FIXTURES = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0"
+CUDA_FIXTURES = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0"
+
+
+def tree_env(**extra: str) -> dict[str, str]:
+    """The environment for `python -m harvest`: this tree's harvest first, whatever is installed."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path, COLUMNS="250", **extra)  # rich wraps at 80 columns when not on a terminal
+
+
+def harvest(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`python -m harvest ARGS` in cwd; output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=tree_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_check(module: Path) -> subprocess.CompletedProcess:
+    """`TRITON_INTERPRET=1 python module.py --check`, as the module's own header says to run it on a CPU."""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    return subprocess.run(
+        [sys.executable, str(module), "--check"], cwd=module.parent, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    """Every file under directory, relative path -> bytes."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def assert_same_tree(a: Path, b: Path) -> None:
+    left, right = tree(a), tree(b)
+    assert sorted(left) == sorted(right), f"different files: only in {a}: {set(left) - set(right)}; only in {b}: {set(right) - set(left)}"
+    differ = [path for path in left if left[path] != right[path]]
+    if differ:
+        first = differ[0]
+        shown = difflib.unified_diff(
+            left[first].decode(errors="replace").splitlines(), right[first].decode(errors="replace").splitlines(),
+            f"{a}/{first}", f"{b}/{first}", lineterm="", n=1,
+        )
+        raise AssertionError(f"files differ between {a} and {b}: {differ}\n" + "\n".join(list(shown)[:40]))
+
+
+def kernels(manifest: dict) -> list[dict]:
+    return [kernel for graph in manifest["graphs"] for kernel in graph["kernels"]]
 
 
 def _has_cuda() -> bool:

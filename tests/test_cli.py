@@ -21,8 +21,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, harvest, tree_env
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_SQUARE = ROOT / "tests/fixtures/torch-2.13.0+cpu_triton-3.9.0/square_square/graph_000.py"
 
 COMPILE_ONE = """\
@@ -30,20 +30,6 @@ import torch
 f = torch.compile(lambda x: torch.square(x) + 1)
 print("compiled", f(torch.randn(10, 10)).shape, flush=True)
 """
-
-
-def tree_env(**extra: str) -> dict[str, str]:
-    """The environment for `python -m harvest`: this tree's harvest first, whatever is installed."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return dict(os.environ, PYTHONPATH=path, COLUMNS="200", **extra)  # rich would wrap at 80 columns
-
-
-def harvest(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python -m harvest ARGS` in cwd, output captured as text."""
-    env = tree_env()
-    return subprocess.run(
-        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
 
 
 @pytest.fixture(scope="session")

@@ -7,20 +7,15 @@ extractions are module-scoped: each runs once per session and the tests below sh
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
 import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, FIXTURES, ROOT, assert_same_tree, harvest, kernels, run_check, tree  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-FIXTURES = ROOT / "tests" / "fixtures"
 SQUARE_OUTPUT_CODE = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0" / "square_square" / "graph_000.py"
 ARTIFACTS = {
     "torch_compile_debug": (FIXTURES / "artifacts" / "torch_compile_debug", 1),
@@ -28,45 +23,6 @@ ARTIFACTS = {
     "torch_trace_log": (FIXTURES / "artifacts" / "torch_trace" / "dedicated_log_torch_trace_small_model.log", 11),
     "output_code.py": (SQUARE_OUTPUT_CODE, 1),
 }
-
-
-def harvest(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`python -m harvest ARGS` in cwd; output captured as text."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # this tree's harvest
-    env = dict(os.environ, PYTHONPATH=path, COLUMNS="250")  # rich wraps at 80 columns when not on a terminal
-    return subprocess.run(
-        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def run_check(module: Path) -> subprocess.CompletedProcess:
-    """`TRITON_INTERPRET=1 python module.py --check`, as the module's own header says to run it on a CPU."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    return subprocess.run(
-        [sys.executable, str(module), "--check"], cwd=module.parent, env=env, capture_output=True, text=True, timeout=600
-    )
-
-
-def tree(directory: Path) -> dict[str, bytes]:
-    """Every file under directory, relative path -> bytes."""
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def assert_same_tree(a: Path, b: Path) -> None:
-    left, right = tree(a), tree(b)
-    assert sorted(left) == sorted(right), f"different files: only in {a}: {set(left) - set(right)}; only in {b}: {set(right) - set(left)}"
-    differ = [path for path in left if left[path] != right[path]]
-    if differ:
-        first = differ[0]
-        shown = difflib.unified_diff(
-            left[first].decode(errors="replace").splitlines(), right[first].decode(errors="replace").splitlines(),
-            f"{a}/{first}", f"{b}/{first}", lineterm="", n=1,
-        )
-        raise AssertionError(f"files differ between {a} and {b}: {differ}\n" + "\n".join(list(shown)[:40]))
-
-
-def kernels(manifest: dict) -> list[dict]:
-    return [kernel for graph in manifest["graphs"] for kernel in graph["kernels"]]
 
 
 def extract_example(factory, name: str) -> tuple[subprocess.CompletedProcess, Path]:

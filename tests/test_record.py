@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_extract import harvest, kernels, run_check
+from conftest import harvest, kernels, run_check
 
 from harvest.capture.recorded import launch_from_json, launch_to_json
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import FIXTURES
 
 from harvest.model import Buffer, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code, parse_tensor_meta
 from harvest.reference import Reference, build_reference, parse_fx_args, parse_fx_kwargs
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CPU = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0"
 CUDA = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0"
 

@@ -26,8 +26,8 @@ from harvest.rename import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import rename_fuzz  # noqa: E402
+from conftest import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CPU_GRAPHS = sorted(FIXTURES.glob("torch-2.13.0+cpu_triton-3.9.0/*/graph_*.py"))
 ALL_GRAPHS = sorted(FIXTURES.glob("*/*/graph_*.py"))
 LEFTOVER = re.compile(r"\b(tmp\d+|in_ptr\d+|out_ptr\d+|in_out_ptr\d+|xnumel|XBLOCK)\b")

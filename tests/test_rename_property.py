@@ -24,6 +24,7 @@ import rename_fuzz  # noqa: E402
 PROGRAMS = 100
 
 
+@pytest.mark.slow  # 100 programs compiled and run through the interpreter
 @pytest.mark.filterwarnings("ignore")
 def test_renamed_kernels_are_bitwise_identical_on_random_programs(tmp_path: Path) -> None:
     figures: Counter[str] = Counter()

@@ -9,6 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import CPU_FIXTURES as CPU
+from conftest import CUDA_FIXTURES as CUDA
+from conftest import FIXTURES, ROOT  # noqa: F401
 
 from harvest.errors import HarvestError, UsageError
 from harvest.fusion import graph_fusion
@@ -24,10 +27,6 @@ from harvest.report import (
     report_command,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CPU = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0"
-CUDA = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0"
 VALIDATE = ROOT / "scripts" / "validate_mermaid.sh"
 TOOLS = Path(os.environ.get("HARVEST_MERMAID_DIR", Path.home() / ".cache" / "harvest-mermaid"))
 MMDC = TOOLS / "node_modules/.bin/mmdc"

@@ -8,10 +8,10 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from harvest.api import extract
 
-ROOT = Path(__file__).resolve().parent.parent
 # Under extracted/h200/ so that `harvest extract examples/<ex>.py` (default extracted/<ex>) never overwrites them.
 SHOWCASES = sorted(p.parent for p in (ROOT / "extracted/h200").glob("*/manifest.json"))
 INDUCTOR_NAMES = re.compile(r"\b(tmp\d+|in_ptr\d+|out_ptr\d+|in_out_ptr\d+|xnumel|XBLOCK|R0_BLOCK)\b")
