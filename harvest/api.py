@@ -22,7 +22,7 @@ from harvest import __version__
 from harvest.capture.artifacts import capture_record, load_artifact, looks_like_output_code, raw_capture_dir
 from harvest.capture.runner import RunOutcome, run_target
 from harvest.errors import HarvestError, NoGraphsError, ParseError, TargetError, TimeoutError_, UsageError
-from harvest.fusion import graph_fusion, kernel_fusion
+from harvest.fusion import graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
 from harvest.parse import parse_output_code
 from harvest.reference import build_reference, kernel_outputs
@@ -226,6 +226,7 @@ def extract_graph(
         raise ParseError(f"{capture.target}, graph {captured.name}: {exc}") from exc
     readable = kernel_names(graph) if names == "readable" else {k.name: k.name for k in graph.kernels}
     fusion = graph_fusion(graph, captured.provenance)
+    kernel_fusions = {kf.kernel: kf for kf in fusion.kernel_fusions}  # computed once, for the graph and each kernel
     kernels = []
     jobs: list[tuple[Kernel, Launch, dict, str]] = []
     for kernel in graph.kernels:
@@ -239,7 +240,7 @@ def extract_graph(
             "standalone_reason": kernel.standalone_reason,
             "launches": len(launches),
             "autotune": _winner_json(captured, kernel),
-            "fusion": kernel_fusion(graph, kernel, captured.provenance).to_json(),
+            "fusion": kernel_fusions[kernel.name].to_json(),
         }
         recorded = captured.recorded.get(kernel.name)
         entry["recorded"] = _recorded_json(recorded, graph.name, capture)
