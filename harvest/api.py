@@ -292,8 +292,9 @@ def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: s
     """Render every kernel module of a graph: (source, None) or (None, why not), in job order.
 
     Renaming with libcst is the slow part of an extraction (~0.2-0.5 s a kernel), and kernels are independent: on a
-    machine with several cores they render in forked worker processes (harvest's parent never imports torch, so
-    forking is cheap and safe). The result is the same, byte for byte, as rendering one after the other.
+    machine with several cores they render in forked worker processes. The parent imports torch first (the
+    reference needs it; never CUDA: nothing here touches a device), so forking is cheap and safe. The result is the
+    same, byte for byte, as rendering one after the other (gpt2's 35 kernels on 2 cores: 6.2 s -> 4.7 s).
     """
     global _RENDER_CONTEXT
     _RENDER_CONTEXT = (captured, capture, graph, names, jobs)
@@ -301,6 +302,9 @@ def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: s
     try:
         if workers < 2 or len(jobs) < 4 or "fork" not in multiprocessing.get_all_start_methods():
             return [_render_job(i) for i in range(len(jobs))]
+        # The reference resolves ATen ops through torch: import it once here, not once in every worker.
+        import torch  # noqa: F401
+
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             return list(pool.map(_render_job, range(len(jobs))))
