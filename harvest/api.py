@@ -9,18 +9,15 @@ Everything between capture and the writer is pure; this module only sequences it
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import multiprocessing
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harvest import __version__
 from harvest.capture.artifacts import capture_record, load_artifact, looks_like_output_code, raw_capture_dir
-from harvest.capture.runner import RunOutcome, run_target
+from harvest.capture.runner import RunOutcome, run_target, run_wrapper_modules
 from harvest.errors import HarvestError, NoGraphsError, ParseError, TargetError, TimeoutError_, UsageError
 from harvest.fusion import graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
@@ -29,7 +26,18 @@ from harvest.reference import build_reference, kernel_outputs
 from harvest.rename import build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import KernelCode, ModuleContext, ReferenceCode, RenderError, render_kernel_module
 from harvest.report import render_report
-from harvest.writer import WriteReport, ensure_writable, remove_stale_raw, sha256, write_generated, write_raw
+from harvest.writer import (
+    WriteReport,
+    copy_records,
+    ensure_writable,
+    fresh_staging,
+    place_records,
+    remove_stale_raw,
+    sha256,
+    write_generated,
+    write_manifest,
+    write_raw,
+)
 
 Progress = Callable[[str], None]
 
@@ -110,9 +118,7 @@ def extract(
         raise UsageError(f"not a Python file: {target}; give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log")
     else:
         _check_syntax(target)
-        staging = out / "raw" / STAGING
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
+        staging = fresh_staging(out)
         outcome = run_target(
             target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
             on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
@@ -120,7 +126,7 @@ def extract(
         )
         capture = outcome.capture
         on_progress(f"target ran for {outcome.seconds:.1f} s (capture and launch recording included)")
-        place_records(out, staging, capture)
+        place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
 
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
     target_text = capture.target  # a replayed raw/ keeps the original target, so its output is identical
@@ -161,7 +167,7 @@ def extract(
     result.writes = write_generated(out, files, force=force)
     if not replay:
         remove_stale_raw(out, set(raw_sources))
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    write_manifest(out, manifest)
     result.manifest = manifest
     result.modules = [out / path for path in files if path.endswith(".py")]
     if _failed(outcome):
@@ -169,51 +175,23 @@ def extract(
     return result
 
 
-STAGING = ".records-staging"
-
-
 def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int, record: str, record_cap_mib: float,
                         record_total_cap_mib: float, timeout: float | None, on_progress: Progress,
                         on_output: Callable[[str], None] | None) -> tuple[Capture, RunOutcome]:
     """Run an artifact's graphs in the capture child; the static capture gains the recorded launches."""
-    staging = out / "raw" / STAGING
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    with tempfile.TemporaryDirectory(prefix="harvest-artifact-") as tmp:
-        for graph in capture.graphs:
-            (Path(tmp) / f"graph_{graph.index:03d}.py").write_text(graph.source, encoding="utf-8")
-        outcome = run_target(
-            Path(tmp), (), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
-            on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
-            record_total_cap_mib=record_total_cap_mib, artifact=True,
-        )
+    staging = fresh_staging(out)
+    outcome = run_wrapper_modules(
+        {graph.index: graph.source for graph in capture.graphs}, timeout=timeout, device=device, target_sm=target_sm,
+        on_progress=on_progress, on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
+        record_total_cap_mib=record_total_cap_mib,
+    )
     ran = outcome.capture
     graphs = tuple(replace(g, recorded=outcome.recorded.get(g.index, {})) for g in capture.graphs)
     capture = replace(capture, graphs=graphs, gpu_name=ran.gpu_name, device=f"{ran.device}; artifact run with --run-artifact")
-    place_records(out, staging, capture)
+    place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
     if outcome.status != "ok":
         on_progress(f"running the artifact failed ({_exception_line(outcome.error)}); kernels it did not reach keep the static path")
     return capture, replace(outcome, capture=capture)
-
-
-def place_records(out: Path, staging: Path, capture: Capture) -> None:
-    """Move the launch data the child wrote (by graph index) to raw/<graph>/records/, replacing older records."""
-    for graph in capture.graphs:
-        target = out / "raw" / graph.name / "records"
-        shutil.rmtree(target, ignore_errors=True)
-        source = staging / str(graph.index)
-        if source.is_dir():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
-    shutil.rmtree(staging, ignore_errors=True)
-
-
-def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:
-    for name in graphs:
-        target = out_raw / name / "records"
-        shutil.rmtree(target, ignore_errors=True)
-        if (source_raw / name / "records").is_dir():
-            shutil.copytree(source_raw / name / "records", target)
 
 
 def extract_graph(

@@ -132,3 +132,39 @@ def _remove_empty_parents(directory: Path, stop: Path) -> None:
     while directory != stop and directory.is_dir() and not any(directory.iterdir()):
         directory.rmdir()
         directory = directory.parent
+
+
+STAGING = ".records-staging"  # under raw/: where the capture child writes launch data while the target runs
+
+
+def fresh_staging(out_dir: Path) -> Path:
+    """An empty raw/.records-staging/ for the capture child (left over from a killed run: emptied)."""
+    staging = out_dir / "raw" / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def place_records(out_dir: Path, staging: Path, graphs: list[tuple[int, str]]) -> None:
+    """Move the launch data the child wrote by graph index to raw/<graph>/records/, replacing older records."""
+    for index, name in graphs:
+        target = out_dir / "raw" / name / "records"
+        shutil.rmtree(target, ignore_errors=True)
+        source = staging / str(index)
+        if source.is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:
+    """A replay into another directory takes the recorded launch data along."""
+    for name in graphs:
+        target = out_raw / name / "records"
+        shutil.rmtree(target, ignore_errors=True)
+        if (source_raw / name / "records").is_dir():
+            shutil.copytree(source_raw / name / "records", target)
+
+
+def write_manifest(out_dir: Path, manifest: dict) -> None:
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")

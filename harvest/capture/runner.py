@@ -149,6 +149,14 @@ def run_target(
         )
 
 
+def run_wrapper_modules(sources: dict[int, str], **options) -> RunOutcome:
+    """--run-artifact: run each wrapper module's own call(get_args()) in the capture child (graph index -> source)."""
+    with tempfile.TemporaryDirectory(prefix="harvest-artifact-") as tmp:
+        for index, source in sources.items():
+            (Path(tmp) / f"graph_{index:03d}.py").write_text(source, encoding="utf-8")
+        return run_target(Path(tmp), (), artifact=True, **options)
+
+
 def read_events(path: Path) -> list[dict]:
     """The child's event log; a last line cut off by a kill is ignored."""
     if not path.exists():
