@@ -109,6 +109,7 @@ def extract(
         raise UsageError("--run-artifact is for an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log; a script always runs, an extraction replays its record")
     if is_artifact and run_artifact:
         capture = load_artifact(target)
+        _check_artifact_device(capture, device)
         on_progress(f"running artifact {target}: each graph's own call(get_args()) under the launch recorder (--run-artifact)")
         capture, outcome = run_artifact_graphs(capture, out, device, target_sm, record, record_cap_mib, record_total_cap_mib, timeout, on_progress, on_output)
     elif is_artifact:
@@ -371,6 +372,18 @@ def _winner_json(captured: CapturedGraph, kernel: Kernel) -> dict | None:
     if winner is None:
         return None
     return {"kwargs": winner.kwargs, "num_warps": winner.num_warps, "num_stages": winner.num_stages, "chosen_by": winner.chosen_by}
+
+
+def _check_artifact_device(capture: Capture, device: str) -> None:
+    """--run-artifact on CUDA code needs a GPU: say so before anything runs."""
+    if not any("device_str='cuda'" in g.source for g in capture.graphs):
+        return
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device != "cuda":
+        raise UsageError("--run-artifact: the artifact was compiled for CUDA and there is no GPU here; leave --run-artifact out to only read it")
 
 
 def _read(path: Path) -> str:

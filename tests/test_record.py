@@ -150,3 +150,14 @@ def test_an_artifact_is_only_read_unless_asked_to_run(kinds, tmp_path):
     for kernel in found:
         check = run_check(tmp_path / "ran" / kernel["module"])
         assert check.returncode == 0 and "(recorded inputs)" in check.stdout, check.stdout
+
+
+def test_run_artifact_of_cuda_code_without_a_gpu_is_one_clear_line(tmp_path):
+    cuda = Path(__file__).resolve().parent / "fixtures" / "torch-2.11.0+cu130_triton-3.6.0" / "square_square" / "graph_000.py"
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    proc = harvest("extract", str(cuda), "-o", "out", "--run-artifact", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].startswith("harvest: error: --run-artifact: the artifact was compiled for CUDA"), proc.stderr
+    assert "Traceback" not in proc.stderr
