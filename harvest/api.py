@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -120,12 +121,14 @@ def extract(
     else:
         _check_syntax(target)
         staging = fresh_staging(out)
+        warm = _import_torch_meanwhile()
         outcome = run_target(
             target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
             on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
             record_total_cap_mib=record_total_cap_mib,
         )
         capture = outcome.capture
+        warm.join()
         on_progress(f"target ran for {outcome.seconds:.1f} s (capture and launch recording included)")
         place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
 
@@ -174,6 +177,22 @@ def extract(
     if _failed(outcome):
         raise _target_error(outcome, out, len(capture.graphs))  # type: ignore[arg-type]
     return result
+
+
+def _import_torch_meanwhile() -> threading.Thread:
+    """Import torch in this process while the target runs in its child: rendering needs it afterwards (the
+    reference resolves ATen ops through it), and importing it here after the run added its whole import time
+    (seconds for a CUDA wheel) to the extraction. Only an import: no device is touched."""
+
+    def load() -> None:
+        try:
+            import torch  # noqa: F401
+        except Exception:  # rendering reports a missing or broken torch itself, with its own message
+            pass
+
+    thread = threading.Thread(target=load, name="harvest-import-torch", daemon=True)
+    thread.start()
+    return thread
 
 
 def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int, record: str, record_cap_mib: float,
