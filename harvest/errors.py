@@ -55,4 +55,10 @@ class GateError(HarvestError):
     exit_code = 8
 
 
+class NoDeviceError(HarvestError):
+    """Timing asked for on a machine where torch sees no CUDA device (`harvest bench`); --check still works there."""
+
+    exit_code = 9
+
+
 EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in HarvestError.__subclasses__()}
