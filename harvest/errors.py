@@ -61,4 +61,10 @@ class NoDeviceError(HarvestError):
     exit_code = 9
 
 
+class ToolchainError(HarvestError):
+    """A compiler harvest needs (nvcc, ptxas, Triton's NVIDIA backend) is missing, or rejected its input."""
+
+    exit_code = 10
+
+
 EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in HarvestError.__subclasses__()}
