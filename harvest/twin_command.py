@@ -1,0 +1,181 @@
+"""`harvest twin PATH`: write the CUDA C++ twin of every kernel of an extraction (or of one graph or one module).
+
+For each kernel module OUT/<graph>/<kernel>.py it writes OUT/<graph>/twin/<kernel>.cu (the kernel, plain CUDA) and
+OUT/<graph>/twin/<kernel>_twin.py (builds it with load_inline, --check against the run's record, --bench), checks
+with `nvcc -ptx` that each twin compiles, and records in manifest.json and report.md, per kernel, "twin" or
+"no twin: <reason>". The modules are read as text; nothing from the extraction is imported or run.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harvest.errors import HarvestError, UsageError
+from harvest.report import read_manifest, render_report
+from harvest.resources import load_template
+from harvest.twin import NoTwin, TwinSource, read_module, translate
+from harvest.writer import WriteReport, sha256, write_generated, write_manifest
+
+
+@dataclass
+class TwinOutcome:
+    """What `harvest twin` did for one kernel."""
+
+    module: str
+    kernel: str
+    kind: str
+    status: str  # "ok", "no twin", "compile error"
+    reason: str = ""
+    shape: str = ""
+    files: tuple[str, ...] = ()
+
+
+@dataclass
+class TwinRun:
+    out_dir: Path
+    outcomes: list[TwinOutcome] = field(default_factory=list)
+    writes: WriteReport | None = None
+    compiled_with: str | None = None
+
+
+def find_extraction(path: Path) -> tuple[Path, str | None]:
+    """(extraction dir, the module or graph dir inside it that was asked for, or None for all)."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"not found: {path}")
+    for candidate in [path, *path.parents][:3]:
+        if candidate.is_dir() and (candidate / "manifest.json").is_file():
+            relative = path.resolve().relative_to(candidate.resolve()).as_posix()
+            return candidate, None if relative == "." else relative
+    raise UsageError(f"{path} is not inside an extraction (no manifest.json here or above): run `harvest extract` first")
+
+
+def twin_module_text(source: TwinSource, graph: str, kernel_file: str) -> str:
+    stem = kernel_file.removesuffix(".py")
+    extension = re.sub(r"\W", "_", f"harvest_twin_{graph}_{stem}")
+    text = load_template("twin.py.j2").render(
+        kernel_name=source.kernel_name, kernel_file=kernel_file, shape=source.shape, params=repr(list(source.params)),
+        declaration=source.declaration, launcher=source.launcher, twin_path=f"{graph}/twin/{stem}_twin.py",
+        extension_name=extension,
+    )
+    compile(text, f"{stem}_twin.py", "exec")  # generated code always compiles before it is written
+    return text
+
+
+def twin_command(path: Path, *, force: bool = False, compile_check: bool = True, arch: str = "sm_90",
+                 on_progress: Callable[[str], None] = lambda message: None) -> TwinRun:
+    out_dir, selected = find_extraction(Path(path))
+    manifest = read_manifest(out_dir)
+    run = TwinRun(out_dir)
+    files: dict[str, str] = {}
+    entries = []
+    for graph in manifest.get("graphs", []):
+        for kernel in graph.get("kernels", []):
+            module = kernel.get("module")
+            if not module or (selected and not (module == selected or module.startswith(selected.rstrip("/") + "/"))):
+                continue
+            entries.append((graph, kernel, module))
+    if not entries:
+        raise UsageError(f"no kernel module under {path}: nothing to translate (a kernel that is not standalone has no module)")
+    for graph, kernel, module in entries:
+        stem = Path(module).stem
+        outcome = TwinOutcome(module, kernel.get("display_name") or kernel["name"], kernel.get("kind", "?"), "ok")
+        try:
+            text = (out_dir / module).read_text(encoding="utf-8")
+            source = translate(read_module(text))
+        except (NoTwin, OSError) as exc:
+            outcome.status, outcome.reason = "no twin", str(exc)
+        else:
+            graph_dir = Path(module).parent.as_posix()
+            cu_path, py_path = f"{graph_dir}/twin/{stem}.cu", f"{graph_dir}/twin/{stem}_twin.py"
+            files[cu_path] = source.cuda
+            files[py_path] = twin_module_text(source, graph_dir, Path(module).name)
+            outcome.shape, outcome.files = source.shape, (cu_path, py_path)
+        run.outcomes.append(outcome)
+        on_progress(f"{module}: " + (f"twin ({outcome.shape})" if outcome.status == "ok" else f"no twin: {outcome.reason}"))
+    if compile_check:
+        run.compiled_with = _compile_all(run.outcomes, files, arch, on_progress)
+    by_module = {o.module: o for o in run.outcomes}
+    for graph, kernel, module in entries:
+        outcome = by_module[module]
+        entry = {"status": outcome.status}
+        if outcome.status == "ok":
+            entry.update(shape=outcome.shape, cuda=outcome.files[0], module=outcome.files[1])
+            if run.compiled_with:
+                entry["nvcc"] = f"compiles for {arch}"
+        else:
+            entry["reason"] = outcome.reason
+        kernel["twin"] = entry
+    generated = dict(manifest.get("generated_files") or {})
+    redone = {f"{Path(m).parent.as_posix()}/twin/{Path(m).stem}{suffix}" for _, _, m in entries for suffix in (".cu", "_twin.py")}
+    keep = set(generated) - redone  # only the twins of the kernels translated now may be replaced or removed
+    files["report.md"] = render_report(manifest)
+    run.writes = write_generated(out_dir, files, force=force, keep=keep)
+    for relative in run.writes.removed:
+        generated.pop(relative, None)
+    for relative, text in files.items():
+        if relative not in run.writes.kept_edited:
+            generated[relative] = sha256(text)
+    manifest["generated_files"] = dict(sorted(generated.items()))
+    write_manifest(out_dir, manifest)
+    return run
+
+
+def _compile_all(outcomes: list[TwinOutcome], files: dict[str, str], arch: str, on_progress: Callable[[str], None]) -> str | None:
+    """nvcc -ptx every twin (in parallel); a twin nvcc rejects is reported, never kept as if it were fine."""
+    from harvest.ptx import find_nvcc
+
+    try:
+        nvcc = find_nvcc()
+    except HarvestError as exc:
+        on_progress(f"twins not compiled: {exc}")
+        return None
+    todo = [o for o in outcomes if o.status == "ok"]
+
+    def compile_one(outcome: TwinOutcome) -> tuple[TwinOutcome, str | None]:
+        with tempfile.TemporaryDirectory(prefix="harvest-twin-") as tmp:
+            source = Path(tmp) / "twin.cu"
+            source.write_text(files[outcome.files[0]], encoding="utf-8")
+            result = subprocess.run([str(nvcc), "-ptx", f"-arch={arch}", "-o", str(Path(tmp) / "twin.ptx"), str(source)],
+                                    capture_output=True, text=True)
+        if result.returncode == 0:
+            return outcome, None
+        first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip()[:200])
+        return outcome, first.replace(str(source), outcome.files[0])
+
+    workers = max(1, min(len(todo), os.cpu_count() or 1, 8))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        for outcome, error in pool.map(compile_one, todo):
+            if error is not None:
+                outcome.status, outcome.reason = "compile error", f"nvcc rejected the twin (a harvest bug): {error}"
+                for path in outcome.files:
+                    files.pop(path, None)
+                outcome.files = ()
+                on_progress(f"{outcome.module}: {outcome.reason}")
+    return str(nvcc)
+
+
+def summary(run: TwinRun) -> dict:
+    """Counts per kernel kind: translated, and the reasons of those that are not."""
+    counts: dict[str, dict[str, int]] = {}
+    reasons: dict[str, int] = {}
+    for outcome in run.outcomes:
+        kind = "pointwise" if outcome.kind == "pointwise" else "reduction" if "reduction" in outcome.kind else outcome.kind
+        row = counts.setdefault(kind, {"kernels": 0, "translated": 0})
+        row["kernels"] += 1
+        row["translated"] += outcome.status == "ok"
+        if outcome.status != "ok":
+            reasons[outcome.reason] = reasons.get(outcome.reason, 0) + 1
+    return {"kinds": counts, "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
+def summary_json(run: TwinRun) -> str:
+    return json.dumps(summary(run), indent=2) + "\n"

@@ -1,0 +1,143 @@
+"""Check and time every CUDA twin of some extractions on a GPU, in as few compiler runs as possible.
+
+Each twin module builds its own load_inline extension (20-30 s of torch headers each); for a whole model that is
+too slow to verify, so this script joins the twins of each extraction into one extension (each twin's code in its
+own namespace, kernels and launchers renamed), builds the extensions in parallel, then runs every twin module's own
+check() and bench() with the joined extension's launch function. Prints a table; writes twins.json and twins.md.
+
+    python scripts/gpu_twins.py OUT_DIR EXTRACTION [EXTRACTION ...]
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import importlib.util
+import io
+import json
+import re
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+
+PRELUDE = """#include <cstdint>
+#include <cmath>
+#include <cassert>
+#include <cstring>
+#include <type_traits>
+#include <algorithm>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
+"""
+
+
+def twins_of(extraction: Path) -> list[dict]:
+    manifest = json.loads((extraction / "manifest.json").read_text())
+    found = []
+    for graph in manifest["graphs"]:
+        for kernel in graph["kernels"]:
+            twin = kernel.get("twin") or {}
+            if twin.get("status") == "ok":
+                found.append({"kernel": kernel.get("display_name") or kernel["name"], "kind": kernel["kind"],
+                              "cuda": extraction / twin["cuda"], "module": extraction / twin["module"]})
+    return found
+
+
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def joined_sources(twins: list[dict]) -> tuple[str, str, list[str]]:
+    cuda, declarations, functions = [PRELUDE], [], []
+    for i, twin in enumerate(twins):
+        module_text = twin["module"].read_text()
+        launcher = re.search(r'LAUNCHER = r"""(.*?)"""', module_text, re.S).group(1)
+        name = re.search(r"extern \"C\" __global__ void (\w+)\(", twin["cuda"].read_text()).group(1)
+        kernel = twin["cuda"].read_text().replace(f"void {name}(", f"void {name}_{i}(")
+        launcher = launcher.replace(f"{name}<<<", f"{name}_{i}<<<").replace("void launch(", f"void launch_{i}(")
+        declaration = re.search(r'DECLARATION = "(.*?)"', module_text).group(1).replace("void launch(", f"void launch_{i}(")
+        cuda.append(f"namespace twin_{i} {{\n{kernel}\n}}\nusing namespace twin_{i};\n")
+        cuda.append(launcher.replace(f"{name}_{i}<<<", f"twin_{i}::{name}_{i}<<<"))
+        declarations.append(declaration)
+        functions.append(f"launch_{i}")
+    # `using namespace` of several twins makes hv ambiguous: qualify inside each namespace instead
+    text = "".join(cuda).replace("using namespace ", "// ")
+    return text, "\n".join(declarations), functions
+
+
+def build(job: tuple[str, str, str, list[str], str]):
+    name, cuda, cpp, functions, build_dir = job
+    from torch.utils.cpp_extension import load_inline
+
+    Path(build_dir).mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    load_inline(name=name, cpp_sources=cpp, cuda_sources=cuda, functions=functions, build_directory=build_dir,
+                extra_cuda_cflags=["-O3"], verbose=False)
+    return name, time.monotonic() - started
+
+
+def main() -> int:
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    extractions = [Path(p) for p in sys.argv[2:]]
+    jobs, plans = [], []
+    for extraction in extractions:
+        twins = twins_of(extraction)
+        if not twins:
+            continue
+        cuda, cpp, functions = joined_sources(twins)
+        name = re.sub(r"\W", "_", f"twins_{extraction.name}")
+        build_dir = f"/tmp/twin-build/{name}"
+        jobs.append((name, cuda, cpp, functions, build_dir))
+        plans.append((extraction, twins, name, functions, build_dir, cuda, cpp))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(8, len(jobs) or 1)) as pool:
+        for name, seconds in pool.map(build, jobs):
+            print(f"built {name} in {seconds:.0f} s", flush=True)
+    from torch.utils.cpp_extension import load_inline
+
+    rows = []
+    for extraction, twins, name, functions, build_dir, cuda, cpp in plans:
+        extension = load_inline(name=name, cpp_sources=cpp, cuda_sources=cuda, functions=functions, build_directory=build_dir,
+                                extra_cuda_cflags=["-O3"], verbose=False)
+        for i, twin in enumerate(twins):
+            launch = getattr(extension, f"launch_{i}")
+            module = load(twin["module"], f"twin_{name}_{i}")
+            log = io.StringIO()
+            try:
+                with redirect_stdout(log):
+                    ok = module.check("cuda", 0, launch=launch)
+                    timing = module.bench("cuda", 0, launch=launch)
+            except Exception as exc:  # one twin's failure must not hide the others
+                ok, timing = False, None
+                log.write(f"raised {type(exc).__name__}: {exc}\n")
+            row = {"extraction": extraction.name, "kernel": twin["kernel"], "kind": twin["kind"], "check": "ok" if ok else "FAIL",
+                   "twin_ms": timing["twin_ms"] if timing else None, "triton_ms": timing["triton_ms"] if timing else None,
+                   "log": log.getvalue()}
+            rows.append(row)
+            ratio = f"{timing['twin_ms'][0] / timing['triton_ms'][0]:.2f}" if timing else "-"
+            print(f"{row['check']:4s} {extraction.name}/{twin['kernel']} ({twin['kind']}) twin/triton {ratio}", flush=True)
+            if not ok:
+                print(log.getvalue()[-1500:], flush=True)
+    (out / "twins.json").write_text(json.dumps(rows, indent=2) + "\n")
+    lines = ["| extraction | kernel | kind | check | twin ms (p20..p80) | Triton ms (p20..p80) | twin / Triton |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        if row["twin_ms"]:
+            (tm, t20, t80), (km, k20, k80) = row["twin_ms"], row["triton_ms"]
+            lines.append(f"| {row['extraction']} | {row['kernel']} | {row['kind']} | {row['check']} | {tm:.4f} ({t20:.4f}..{t80:.4f}) | "
+                         f"{km:.4f} ({k20:.4f}..{k80:.4f}) | {tm / km:.2f} |")
+        else:
+            lines.append(f"| {row['extraction']} | {row['kernel']} | {row['kind']} | {row['check']} | - | - | - |")
+    (out / "twins.md").write_text("\n".join(lines) + "\n")
+    passed = sum(r["check"] == "ok" for r in rows)
+    print(f"{passed} of {len(rows)} twins pass --check")
+    return 0 if passed == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
