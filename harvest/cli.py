@@ -32,6 +32,26 @@ capture gives byte-identical files (on a GPU, Inductor's autotuner may pick anot
 the next; a replay of raw/ never changes). A kernel module you edited is never overwritten (see --force).
 """
 
+EPILOG_PTX = """\
+examples:
+  harvest ptx extracted/square_square/g0_inference/square_square_kernel.py    one kernel, for sm_90
+  harvest ptx extracted/small_model                    every kernel of an extraction (a line per kernel)
+  harvest ptx extracted/small_model/g0_forward --arch sm_100    one graph's kernels, for Blackwell
+  diff -u extracted/square_square/g0_inference/ptx/square_square_kernel.{triton,twin}.norm.ptx
+
+no GPU needed: the kernel between the module's `# >>> kernel` markers is compiled by Triton for the named
+architecture (triton.compile(ASTSource(...), target=GPUTarget("cuda", 90, 32))), specialized as the module's
+recorded launch would be (CONFIG's block sizes and warps, ARGUMENTS' dtypes, alignment and values). When
+OUT/<graph>/twin/<kernel>.cu exists (`harvest twin` writes it), `nvcc -ptx` compiles it for the same arch.
+Both PTX texts are normalised (no comments, .loc or debug sections; registers and labels renumbered; one
+header) and diffed; ptxas -v gives registers and spills, nvdisasm the SASS. Written beside the kernel, in
+OUT/<graph>/ptx/: <kernel>.triton.ptx, .twin.ptx, their .norm.ptx, <kernel>.ptx.diff, .sass, and
+<kernel>.ptx.md (the instruction-mix and register tables); the manifest keeps a summary and report.md gets a
+PTX section. The module is read, not imported: only a kernel region holding exactly one @triton.jit def in
+Triton's own vocabulary is run, and it is refused otherwise. nvcc is looked for on PATH, then in $CUDA_HOME/bin,
+then in pip's nvidia/cu13/bin.
+"""
+
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items()) + f", {INTERNAL_ERROR} internal error"
 
@@ -77,6 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", parents=[debug], help="re-render report.md of an extraction from its manifest (no run)")
     report.add_argument("directory", help="an extraction directory (holds manifest.json)")
+
+    ptx = commands.add_parser(
+        "ptx",
+        parents=[debug],
+        help="compile a kernel (and its CUDA twin) to PTX offline and compare: diff, instruction mix, registers",
+        description="Compile the Triton kernel of KERNEL (OUT/<graph>/<kernel>.py), or of every kernel in OUT or "
+        "OUT/<graph>, to PTX for --arch with no GPU, and its CUDA twin with nvcc when there is one; write the "
+        "normalised PTX, their diff, SASS and the tables under OUT/<graph>/ptx/.",
+        epilog=EPILOG_PTX + "\n" + EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ptx.add_argument("target", metavar="KERNEL|OUT|OUT/GRAPH", help="a kernel module written by `harvest extract`, an extraction directory, or one graph's directory in it")
+    ptx.add_argument("--arch", default="sm_90", help="GPU architecture to compile for: sm_80, sm_90 (default), sm_100, ...")
+    ptx.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     diff = commands.add_parser(
         "diff",
@@ -160,6 +194,52 @@ def summarize(console, result) -> None:
     console.print(f"check a kernel: TRITON_INTERPRET=1 python {result.out_dir}/<graph>/<kernel>.py --check  (no TRITON_INTERPRET on a GPU)")
 
 
+def run_ptx(options: argparse.Namespace) -> int:
+    """`harvest ptx`: a progress line per kernel, a summary table, and the first kernel error's exit code."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from harvest.ptx import ptx_command
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            console.print(f"[bold cyan]harvest ptx[/] {message}")
+
+    run = ptx_command(Path(options.target), options.arch, on_progress=progress)
+    if run.results:
+        table = Table(title=f"PTX for {run.arch.name} (instructions / registers / spilled bytes; ld.global by width)", title_justify="left")
+        for column in ("kernel", "Triton", "Triton ld.global", "twin", "twin ld.global", "diff -Triton +twin"):
+            table.add_column(column)
+        for result in run.results:
+            sides = [s.summary() if s else None for s in (result.triton, result.twin)]
+            cells = []
+            for s in sides:
+                cells += [f"{s['instructions']} / {s.get('registers', '?')} / {s.get('spill_bytes', '?')} B", s["ld_global"]] if s else ["-", "-"]
+            if result.twin is not None:
+                from harvest.ptx import diff_counts
+
+                only_triton, only_twin = diff_counts(result.diff())
+                compared = f"-{only_triton} +{only_twin}"
+            else:
+                compared = result.twin_note
+            table.add_row(result.module, *cells, compared)
+        Console(highlight=False, soft_wrap=True).print(table)
+        tables = sorted({str(p.parent) for p in run.written if p.name.endswith(".ptx.md")})
+        console.print(f"tables and diffs in: {', '.join(tables)}")
+    for note in run.notes:
+        console.print(f"[yellow]{note}[/]")
+    if run.errors:
+        label, first = run.errors[0]
+        if len(run.errors) == 1 and not run.results:
+            raise first
+        console.print(f"[red]{len(run.errors)} of {len(run.errors) + len(run.results)} kernels failed[/]")
+        print(f"harvest: error: {label}: {str(first).partition(chr(10))[0]}", file=sys.stderr)
+        return first.exit_code
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     own, script_args = split_script_args(argv)
@@ -176,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
 
             print(report_command(Path(options.directory)))
             return 0
+        if options.command == "ptx":
+            return run_ptx(options)
         if options.command == "diff":
             from harvest.diff import diff_command
 

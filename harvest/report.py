@@ -207,7 +207,47 @@ def render_report(manifest: dict) -> str:
     }
     graphs = [_graph_context(g) for g in manifest.get("graphs", []) if g.get("fusion")]
     text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
-    return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+    text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+    ptx = ptx_section(manifest)
+    return text + ("\n" + ptx if ptx else "")
+
+
+def _ptx_side(side: dict[str, Any] | None) -> tuple[str, str]:
+    """(instructions / registers / spilled bytes, global loads) of one side of a kernel's "ptx" entry."""
+    if not side:
+        return "—", "—"
+    figures = f"{side.get('instructions', '?')} / {side.get('registers', '?')} / {side.get('spill_bytes', '?')} B"
+    return figures, str(side.get("ld_global", "?"))
+
+
+def ptx_section(manifest: dict) -> str:
+    """The "PTX" section: one row per kernel `harvest ptx` compiled (its manifest entry's "ptx"); "" when none."""
+    rows, arches = [], set()
+    for graph in manifest.get("graphs", []):
+        for kernel in graph.get("kernels", []):
+            ptx = kernel.get("ptx")
+            if not isinstance(ptx, dict):
+                continue
+            arches.add(ptx.get("arch", "?"))
+            triton, triton_loads = _ptx_side(ptx.get("triton"))
+            twin, twin_loads = _ptx_side(ptx.get("twin"))
+            diff = ptx.get("diff")
+            compared = f"-{diff['only_triton']} / +{diff['only_twin']} lines" if diff else md_cell(ptx.get("twin_note", "no twin"))
+            tables = f"[{Path(ptx['tables']).name}]({ptx['tables']})" if ptx.get("tables") else ""
+            name = md_cell(kernel.get("display_name") or kernel["name"])
+            rows.append(f"| {name} | {triton} | {md_cell(triton_loads)} | {twin} | {md_cell(twin_loads)} | {compared} | {tables} |")
+    if not rows:
+        return ""
+    lines = [
+        f"## PTX ({', '.join(sorted(arches))})",
+        "",
+        "From `harvest ptx`: each kernel's Triton PTX compiled offline, its CUDA twin's through nvcc; static counts,",
+        "registers and spills from `ptxas -v`. Instructions / registers / spilled bytes; the diff is of the normalised PTX.",
+        "",
+        "| Kernel | Triton | Triton ld.global | Twin | Twin ld.global | PTX diff (Triton / twin) | Tables |",
+        "|---|--:|---|--:|---|---|---|",
+    ]
+    return "\n".join(lines + rows) + "\n"
 
 
 def read_manifest(extraction_dir: Path) -> dict:
