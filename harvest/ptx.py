@@ -982,6 +982,9 @@ def _child_compile(job: dict[str, Any]) -> dict[str, Any]:
     from triton.compiler import ASTSource
 
     label = job["label"]
+    major, minor = (int(part) for part in re.findall(r"\d+", triton.__version__)[:2])
+    if (major, minor) < (3, 3):  # ASTSource took an AttrsDescriptor and integer-keyed constants before 3.3
+        raise ToolchainError(f"harvest ptx needs triton >= 3.3 to compile offline; this Python has triton {triton.__version__}")
     check_kernel_region(job["source"].lstrip("\n"), label)  # the parent checked it; so does the process that runs it
     namespace = _child_namespace(job["references"])
     try:
@@ -1004,8 +1007,10 @@ def _child_main() -> int:
     for job in jobs:
         try:
             reply = _child_compile(job)
-        except HarvestError as exc:
+        except ParseError as exc:
             reply = {"error": str(exc), "kind": "refused"}
+        except HarvestError as exc:
+            reply = {"error": str(exc)}
         except Exception as exc:  # Triton's compile errors: reported per kernel, the others still compile
             reply = {"error": f"Triton could not compile {job['label']} for sm_{job['capability']}: {_compile_error_line(exc)}"}
         sys.stdout.write(CHILD_PREFIX + json.dumps(reply) + "\n")
@@ -1119,6 +1124,17 @@ def ptx_command(target: Path, arch_text: str = "sm_90", on_progress: Progress | 
             modules.append((path, label, None))
     readable = [m for _, _, m in modules if m is not None]
     compiled = compile_triton_ptx(readable, arch)
+    try:
+        _compare_and_write(modules, compiled, arch, manifest, run, progress)
+    finally:
+        compiled.close()  # a stop on the way (no nvcc) ends the Triton child too
+    if out is not None and manifest is not None and run.results:
+        run.notes += _update_manifest(out, manifest, run)
+    return run
+
+
+def _compare_and_write(modules, compiled, arch: Arch, manifest: dict | None, run: PtxRun, progress: Progress) -> None:
+    """For each module in order: its Triton PTX (from `compiled`), its twin's, the comparison, the files."""
     nvcc: Path | None = None
     with tempfile.TemporaryDirectory(prefix="harvest-ptx-") as scratch_dir:
         scratch = Path(scratch_dir)
@@ -1156,9 +1172,6 @@ def ptx_command(target: Path, arch_text: str = "sm_90", on_progress: Progress | 
                 run.written.append(path.parent / relative)
             run.results.append(result)
             progress(f"{prefix}: {_one_line(result)}")
-    if out is not None and manifest is not None and run.results:
-        run.notes += _update_manifest(out, manifest, run)
-    return run
 
 
 def _is_ours(path: Path, stem: str) -> bool:
