@@ -234,7 +234,7 @@ def run_ptx(options: argparse.Namespace) -> int:
         label, first = run.errors[0]
         if len(run.errors) == 1 and not run.results:
             raise first
-        console.print(f"[red]{len(run.errors)} of {len(run.errors) + len(run.results)} kernels failed[/]")
+        console.print(f"[red]{len(run.errors)} of {run.kernels} kernels failed[/]")
         print(f"harvest: error: {label}: {str(first).partition(chr(10))[0]}", file=sys.stderr)
         return first.exit_code
     return 0

@@ -841,7 +841,7 @@ def assemble(ptx: str, scratch: Path, stem: str, nvcc: Path | None = None) -> tu
     return resources, note, "", "skipped: neither nvdisasm nor cuobjdump is installed (Triton's wheel ships both)"
 
 
-def compile_twin_ptx(cu: Path, arch: Arch, nvcc: Path) -> str:
+def compile_twin_ptx(cu: Path, arch: Arch, nvcc: Path, label: str | None = None) -> str:
     """`nvcc -ptx -arch=<arch>` of a twin .cu file (run in its directory, so no absolute path reaches the PTX)."""
     with tempfile.TemporaryDirectory(prefix="harvest-ptx-") as scratch:
         out = Path(scratch) / (cu.stem + ".ptx")
@@ -849,7 +849,8 @@ def compile_twin_ptx(cu: Path, arch: Arch, nvcc: Path) -> str:
             [str(nvcc), "-ptx", f"-arch={arch.name}", cu.name, "-o", str(out)], cwd=cu.parent, capture_output=True, text=True, timeout=600
         )
         if run.returncode != 0:
-            raise ToolchainError(f"nvcc could not compile {cu} for {arch.name}: {_first_error(run.stderr + run.stdout)}")
+            detail = _first_error(run.stderr + run.stdout).replace(str(cu.parent) + os.sep, "")
+            raise ToolchainError(f"nvcc could not compile {label or cu} for {arch.name}: {detail}")
         return out.read_text(encoding="utf-8")
 
 
@@ -1027,6 +1028,7 @@ class PtxRun:
 
     extraction: Path | None
     arch: Arch
+    kernels: int = 0  # how many kernel modules were asked for
     results: list[KernelPtx] = field(default_factory=list)
     errors: list[tuple[str, HarvestError]] = field(default_factory=list)  # (module, error)
     written: list[Path] = field(default_factory=list)
@@ -1111,7 +1113,7 @@ def ptx_command(target: Path, arch_text: str = "sm_90", on_progress: Progress | 
     arch = parse_arch(arch_text)
     out, paths = resolve_targets(Path(target))
     manifest = _manifest(out) if out else None
-    run = PtxRun(out, arch)
+    run = PtxRun(out, arch, kernels=len(paths))
     modules: list[tuple[Path, str, KernelModule | None]] = []
     for path in paths:
         label = path.resolve().relative_to(out.resolve()).as_posix() if out else path.name
@@ -1156,8 +1158,14 @@ def _compare_and_write(modules, compiled, arch: Arch, manifest: dict | None, run
             twin_side, twin_note = None, ""
             if cu.is_file():
                 nvcc = nvcc or find_nvcc()
-                twin_text = compile_twin_ptx(cu, arch, nvcc)
-                twin_side = _side("twin", cu_label, f"`nvcc -ptx -arch={arch.name}` (nvcc {_tool_version(nvcc)})", twin_text, scratch, f"{path.stem}.twin", nvcc)
+                try:
+                    twin_text = compile_twin_ptx(cu, arch, nvcc, cu_label)
+                except ToolchainError as exc:  # this kernel's twin is broken: say so, keep its Triton side, go on
+                    run.errors.append((label, exc))
+                    twin_note = f"twin not compiled: {exc}"
+                else:
+                    how = f"`nvcc -ptx -arch={arch.name}` (nvcc {_tool_version(nvcc)})"
+                    twin_side = _side("twin", cu_label, how, twin_text, scratch, f"{path.stem}.twin", nvcc)
             else:
                 twin_note = _twin_note(_kernel_entry(manifest, label), cu, cu_label)
             args = compile_args(module)

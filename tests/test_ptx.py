@@ -596,6 +596,20 @@ def test_cli_errors_are_one_line(tmp_path):
     assert refused.stderr.strip().count("\n") == 0, refused.stderr
 
 
+def test_cli_twin_nvcc_rejects_keeps_the_triton_side(tmp_path):
+    nvcc_or_skip()
+    out = copy_extraction(SQUARE_SQUARE, tmp_path)
+    (out / "g0_inference/twin").mkdir()
+    (out / "g0_inference/twin/square_square_kernel.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = oops; }\n')
+    proc = harvest("ptx", str(out), cwd=tmp_path)
+    assert proc.returncode == 10, proc.stderr
+    assert "1 of 1 kernels failed" in proc.stderr and "nvcc could not compile" in proc.stderr
+    tables = (out / "g0_inference/ptx/square_square_kernel.ptx.md").read_text()
+    assert "- twin not compiled: nvcc could not compile" in tables and (out / "g0_inference/ptx/square_square_kernel.triton.ptx").is_file()
+    assert not (out / "g0_inference/ptx/square_square_kernel.twin.ptx").exists()
+    assert str(tmp_path) not in tables
+
+
 def test_cli_twin_without_nvcc_is_one_line(tmp_path):
     out = copy_extraction(SQUARE_SQUARE, tmp_path)
     (out / "g0_inference/twin").mkdir()
