@@ -1,4 +1,4 @@
-"""The `harvest` command: extract, report, diff.
+"""The `harvest` command: extract, report, diff, bench.
 
 Errors print one line (`harvest: error: ...`) and exit with the code of their kind (see EXIT CODES in --help);
 --debug shows the traceback.
@@ -54,6 +54,23 @@ then in pip's nvidia/cu13/bin.
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items()) + f", {INTERNAL_ERROR} internal error"
+
+
+EPILOG_BENCH = """\
+examples:
+  harvest bench extracted/square_square                  every kernel: extracted, Inductor in its graph and alone, eager
+  harvest bench extracted/gpt2/g1_backward -k '*layer_norm*'     one graph's kernels matching a pattern
+  harvest bench extracted/square_square --sweep          BLOCK sizes x num_warps (x num_stages): table + sweep.png
+  harvest bench extracted/pytorch_square --profile       profiler op tables (eager vs extracted) + trace.json
+  harvest bench extracted/square_square/g0_inference/square_square_kernel.py --ncu       print the ncu command
+  harvest bench extracted/small_model --sweep --check-only       no GPU: check every swept config on the CPU
+
+Timing needs a CUDA device: CUDA events after a warm-up, the L2 cache flushed before each repetition, median and
+p20/p80; compile (the first call) reported apart; GB/s against a device copy timed in the same run. Inductor's
+own module (raw/<graph>/output_code.py) runs in a child process, and only for an extraction made by running a
+target on CUDA (or with --run-artifact). Results: <extraction>/bench/bench.csv and bench.json (and the sweep and
+profile files); a module's own `python k.py --bench --json FILE` times with the same code.
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +142,56 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.add_argument("--max-kernels", type=int, default=None, metavar="N", help="gate: fail if NEW has more than N Triton kernels in total")
     diff.add_argument("--fail-on-unfuse", action="store_true", help="gate: fail if any op stopped fusing")
+    bench = commands.add_parser(
+        "bench",
+        parents=[debug],
+        help="time extracted kernels against Inductor's own (in its graph and alone), eager and the CUDA twin",
+        description="Time every kernel PATH selects (an extraction, one of its graph directories, or one kernel "
+        "module) on the run's recorded inputs: the extracted kernel, Inductor's kernel inside its graph and "
+        "launched alone, the eager reference, and the CUDA twin when there is one.",
+        epilog=EPILOG_BENCH + "\n" + EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument("path", metavar="PATH", help="an extraction directory, a graph directory in it, or a kernel module")
+    bench.add_argument("-k", "--kernel", metavar="PATTERN", help="only kernels whose name (module's or Inductor's) matches this glob")
+    bench.add_argument("--sweep", action="store_true", help="also time every BLOCK size x num_warps (x num_stages) config, each checked against the record first")
+    bench.add_argument("--sweep-max", type=int, default=64, metavar="N", help="configs per kernel at most: the N nearest to Inductor's choice (default 64)")
+    bench.add_argument("--check-only", action="store_true", help="with --sweep: only check each config against the record (runs on the CPU under TRITON_INTERPRET=1; nothing is timed)")
+    bench.add_argument("--profile", action="store_true", help="the torch profiler's op tables (eager vs extracted) and a Chrome trace (trace.json)")
+    bench.add_argument("--ncu", nargs="?", const="print", choices=("print", "run"), help="print the Nsight Compute command for each kernel instead of timing; `--ncu run` runs it (ncu on PATH) and saves <module>.ncu-rep")
+    bench.add_argument("--run-artifact", action="store_true", help="run an artifact extraction's output_code.py to time Inductor's kernels in their graph (executes the artifact's code)")
+    bench.add_argument("-o", "--out", metavar="DIR", help="where the CSV/JSON/PNG go (default: <extraction>/bench)")
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return parser
+
+
+def run_bench(options: argparse.Namespace) -> int:
+    """`harvest bench`: progress on stderr, the tables on stdout (or the ncu command lines)."""
+    from rich.console import Console
+
+    from harvest.bench import bench, ncu, select
+    from harvest.bench_output import print_result
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            console.print(f"[bold cyan]harvest bench[/] {message}")
+
+    if options.ncu:
+        for line in ncu(select(options.path, options.kernel), options.ncu == "run", progress):
+            print(line)
+        return 0
+    result = bench(options.path, pattern=options.kernel, sweep=options.sweep, sweep_max=options.sweep_max,
+                   profile=options.profile, run_artifact=options.run_artifact, check_only=options.check_only,
+                   out_dir=options.out, on_progress=progress)
+    print_result(Console(highlight=False, soft_wrap=True), result)
+    failed = [row for rows in result.sweeps.values() for row in rows if row.check != "ok"]
+    if options.check_only:
+        checked = sum(len(rows) for rows in result.sweeps.values())
+        print(f"{checked - len(failed)} of {checked} swept configs match the record")
+        return 1 if failed or not checked else 0
+    return 0
 
 
 def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -251,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if options.command == "extract":
             return run_extract(options, script_args)
+        if options.command == "bench":
+            return run_bench(options)
         if options.command == "report":
             from harvest.report import report_command
 

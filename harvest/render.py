@@ -7,10 +7,12 @@ triton (plus Inductor's triton_helpers where a kernel needs a helper plain Trito
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import pprint
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
@@ -72,6 +74,14 @@ class ModuleContext:
     record_device: str = ""  # "cpu" or "cuda:<GPU name>": where the record was made
     outputs: tuple[str, ...] = ()  # Inductor parameters the kernel writes
     write_only: tuple[str, ...] = ()  # outputs it never reads (made-up inputs leave them zero)
+
+
+@functools.lru_cache(maxsize=1)
+def timing_source() -> str:
+    """The marked timing section of harvest/timing.py, pasted into every module: its --bench times with the same
+    lines as `harvest bench` (read as text: importing harvest.timing would import torch here)."""
+    text = (Path(__file__).resolve().parent / "timing.py").read_text(encoding="utf-8")
+    return text[text.index("# >>> timing") : text.index("# <<< timing") + len("# <<< timing")]
 
 
 def next_power_of_2(n: int) -> int:
@@ -479,6 +489,7 @@ def render_kernel_module(ctx: ModuleContext) -> str:
         notes=notes,
         extra_imports=extra_imports,
         shim=SHIM_SOURCE.strip() if uses_libdevice else "",
+        timing=timing_source(),
         kernel_code=kernel_code,
         config_origin=config_origin,
         config=pprint.pformat(config, sort_dicts=False, width=100),

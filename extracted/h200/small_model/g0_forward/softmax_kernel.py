@@ -11,7 +11,7 @@ Command: harvest extract examples/small_model.py
 Run it (paths from the extraction directory):
     python g0_forward/softmax_kernel.py --check                      # on a GPU
     TRITON_INTERPRET=1 python g0_forward/softmax_kernel.py --check   # on a CPU, through the Triton interpreter
-    python g0_forward/softmax_kernel.py --bench                      # time kernel and eager reference (GPU)
+    python g0_forward/softmax_kernel.py --bench                      # time kernel and eager reference (GPU, CUDA events)
 
 Names (this module <- Inductor's output_code.py  [FX node]):
     softmax_kernel <- triton_per_fused__softmax_amax_mul_sub_2
@@ -284,20 +284,200 @@ def check(device, seed=0):
     return ok
 
 
-def bench(device, seed=0):
-    """Median time of the kernel and of the eager reference (triton.testing.do_bench, CUDA events)."""
-    if device != "cuda":
-        print("--bench needs a GPU: the interpreter's timings mean nothing")
-        return
+def bench_inputs(device, seed=0):
+    """The arguments --bench times the kernel on: the run's recorded inputs when they were saved, else made-up ones."""
     record = load_record(device)
-    args = record[0] if record is not None else make_inputs(device, seed)
+    if record is not None:
+        return record[0], "recorded"
+    return make_inputs(device, seed), f"made-up (seed {seed})"
+
+
+def bench(device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
+    """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
+    inputs: what bench_inputs() returned, when the caller has it already."""
+    args, inputs = inputs or bench_inputs(device, seed)
     reference_args = [args[name] for name in ['bmm_ptr']]
-    moved = sum(t.untyped_storage().nbytes() for t in args.values() if isinstance(t, torch.Tensor))
-    kernel_ms = triton.testing.do_bench(lambda: launch(**args), quantiles=[0.5, 0.2, 0.8])
-    eager_ms = triton.testing.do_bench(lambda: reference(*reference_args), quantiles=[0.5, 0.2, 0.8])
-    print(f"{'':12s} {'median ms':>10s} {'p20':>8s} {'p80':>8s} {'GB/s':>8s}")
-    for label, (median, p20, p80) in (("kernel", kernel_ms), ("eager ref", eager_ms)):
-        print(f"{label:12s} {median:10.4f} {p20:8.4f} {p80:8.4f} {moved / median / 1e6:8.1f}")
+    flush = l2_flush_buffer(device)
+    timings = {"kernel": time_gpu(lambda: launch(**args, config=config or CONFIG), flush)}
+    try:
+        timings["eager"] = time_gpu(lambda: reference(*reference_args), flush)
+    except Exception as exc:  # a reference that cannot run on these inputs is reported, not fatal
+        timings["eager"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if copy_gbps is None:
+        copy_gbps = copy_bandwidth(flush, device)
+    return bench_result("softmax_kernel", device, inputs, bytes_moved(ARGUMENTS, STORAGES, OUTPUTS), timings, copy_gbps)
+
+
+# Timing: the same lines `harvest bench` times with (from harvest/timing.py).
+# >>> timing: pasted verbatim into every kernel module (harvest/timing.py; imports only torch)
+BENCH_JSON_SCHEMA = "harvest.bench/1"  # what --bench --json writes; a CUDA twin's --bench --json writes the same
+
+
+def _quantile(ordered, q):
+    """The q-quantile (0..1) of an ascending list, interpolated linearly between neighbours."""
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def l2_flush_buffer(device="cuda"):
+    """A buffer twice the GPU's L2 cache: zeroing it evicts whatever the previous repetition left in L2."""
+    size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 64 * 2**20
+    return torch.empty(2 * size, dtype=torch.uint8, device=device)
+
+
+_SLEEP_CYCLES_PER_MS = []
+
+
+def _sleep_cycles_per_ms():
+    """How many torch.cuda._sleep cycles make a millisecond on this GPU (measured once)."""
+    if not _SLEEP_CYCLES_PER_MS:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        start.record()
+        torch.cuda._sleep(5_000_000)
+        end.record()
+        end.synchronize()
+        _SLEEP_CYCLES_PER_MS.append(5_000_000 / max(start.elapsed_time(end), 1e-3))
+    return _SLEEP_CYCLES_PER_MS[0]
+
+
+def time_gpu(fn, flush, warmup_ms=25.0, rep_ms=100.0, min_reps=10, max_reps=1000, batch=100):
+    """The device time of fn() in milliseconds, from CUDA events after a warm-up, L2 flushed before each repetition.
+
+    Returns {"median_ms", "p20_ms", "p80_ms", "reps", "first_call_ms", "method"}. first_call_ms is the first call
+    alone by the host clock (compile + first launch); it is not one of the repetitions.
+    """
+    import time
+
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    first_call_ms = (time.perf_counter() - started) * 1e3
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        flush.zero_()
+        fn()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end) / 5, 1e-3)  # flush included: it sizes the warm-up and the repetitions
+    for _ in range(max(1, int(warmup_ms / estimate))):
+        flush.zero_()
+        fn()
+    reps = max(min_reps, min(max_reps, int(rep_ms / estimate)))
+    can_sleep = hasattr(torch.cuda, "_sleep")
+    cycles_per_ms = _sleep_cycles_per_ms() if can_sleep else 0.0
+    host_ms_per_rep = 0.1  # a first guess of the host's time to queue one repetition; measured after each batch
+    times, late = [], 0
+    while len(times) < reps:
+        count = min(batch, reps - len(times))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        ahead_ms = 1.0 + 1.5 * count * host_ms_per_rep
+        if can_sleep:  # the GPU waits here while the host queues the whole batch behind it
+            torch.cuda._sleep(int(ahead_ms * cycles_per_ms))
+        queued = time.perf_counter()
+        for i in range(count):
+            flush.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        queue_ms = (time.perf_counter() - queued) * 1e3
+        host_ms_per_rep = queue_ms / count
+        late += queue_ms > ahead_ms or not can_sleep
+        torch.cuda.synchronize()
+        times += [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    times.sort()
+    method = "CUDA events, L2 flushed before each repetition"
+    if late:
+        method += f"; the host fell behind the GPU in {late} batch(es): host launch time may show in those"
+    return {
+        "median_ms": _quantile(times, 0.5),
+        "p20_ms": _quantile(times, 0.2),
+        "p80_ms": _quantile(times, 0.8),
+        "reps": len(times),
+        "first_call_ms": first_call_ms,
+        "method": method,
+    }
+
+
+def copy_bandwidth(flush, device="cuda"):
+    """Device-to-device copy bandwidth in GB/s (bytes read + written), timed like the kernels: their yardstick."""
+    free, _ = torch.cuda.mem_get_info(device)
+    nbytes = max(1 << 20, min(1 << 30, free // 8)) // 4096 * 4096
+    source = torch.ones(nbytes, dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    timing = time_gpu(lambda: target.copy_(source), flush)
+    return 2 * nbytes / (timing["median_ms"] * 1e6)
+
+
+def _view_bytes(shape, stride, dtype):
+    """Distinct bytes a view covers: a broadcast (stride 0) dimension counts once."""
+    if any(size == 0 for size in shape):
+        return 0
+    elements = 1
+    for size, step in zip(shape, stride):
+        if step != 0:
+            elements *= size
+    span = 1 + sum((size - 1) * abs(step) for size, step in zip(shape, stride))
+    return min(elements, span) * torch.empty(0, dtype=dtype).element_size()
+
+
+def bytes_moved(arguments, storages, outputs):
+    """Bytes the launch must move at least: every tensor view it reads, once, plus every view it writes.
+
+    arguments: name -> View(storage, shape, stride, offset, dtype) or a scalar; storages: Storage(lo, hi, fill, high),
+    fill None when the kernel only writes that storage; outputs: the names it writes. A view read and written counts
+    twice; identical views count once. A kernel that reads its input twice (a looped reduction's two passes) moves
+    more than this, so its GB/s is a lower bound of what the memory system did.
+    """
+    reads, writes = set(), set()
+    for name, arg in arguments.items():
+        if not hasattr(arg, "storage"):  # a scalar
+            continue
+        view = (arg.storage, tuple(arg.shape), tuple(arg.stride), arg.offset, arg.dtype)
+        if storages[arg.storage].fill is not None:
+            reads.add(view)
+        if name in outputs:
+            writes.add(view)
+    return sum(_view_bytes(v[1], v[2], v[4]) for v in reads) + sum(_view_bytes(v[1], v[2], v[4]) for v in writes)
+
+
+def bench_result(kernel, device, inputs, moved, timings, copy_gbps):
+    """The JSON-ready result of one module's --bench: timings gain GB/s and % of the copy bandwidth."""
+    for timing in timings.values():
+        if "median_ms" in timing:
+            timing["gbps"] = moved / (timing["median_ms"] * 1e6) if moved else None
+            timing["pct_copy"] = 100 * timing["gbps"] / copy_gbps if moved and copy_gbps else None
+    return {
+        "schema": BENCH_JSON_SCHEMA,
+        "kernel": kernel,
+        "device": torch.cuda.get_device_name(device),
+        "torch": torch.__version__,
+        "inputs": inputs,
+        "bytes_moved": moved,
+        "copy_gbps": copy_gbps,
+        "timings": timings,
+    }
+
+
+def print_bench(result):
+    """The result as the small table the module's --bench prints."""
+    print(f"{result['kernel']} on {result['device']}, {result['inputs']} inputs, {result['bytes_moved'] / 1e6:.1f} MB moved; "
+          f"device copy bandwidth measured now: {result['copy_gbps']:.0f} GB/s")
+    print(f"{'':16s} {'median ms':>10s} {'p20':>9s} {'p80':>9s} {'GB/s':>8s} {'% copy':>7s} {'reps':>5s}  first call (compile + launch)")
+    for label, t in result["timings"].items():
+        if "median_ms" not in t:
+            print(f"{label:16s} not timed: {t.get('error', 'unknown reason')}")
+            continue
+        gbps = f"{t['gbps']:8.1f}" if t.get("gbps") else f"{'-':>8s}"
+        pct = f"{t['pct_copy']:6.1f}%" if t.get("pct_copy") else f"{'-':>7s}"
+        print(f"{label:16s} {t['median_ms']:10.4f} {t['p20_ms']:9.4f} {t['p80_ms']:9.4f} {gbps} {pct} {t['reps']:5d}  {t['first_call_ms']:.1f} ms")
+    print("(CUDA events after a warm-up, L2 flushed before each repetition; median and p20/p80 over the repetitions)")
+# <<< timing
 
 
 # Interpreter support: under TRITON_INTERPRET=1 the interpreter cannot run libdevice calls, so they get numpy
@@ -362,7 +542,8 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="softmax_kernel: extracted Triton kernel (check it, time it, edit it).")
     parser.add_argument("--check", action="store_true", help="compare every output with the run's record and the eager reference (default)")
-    parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (GPU)")
+    parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (CUDA events; needs a GPU)")
+    parser.add_argument("--json", metavar="FILE", help="with --bench: also write the figures to FILE as JSON")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
     parser.add_argument("--seed", type=int, default=0, help="seed for made-up inputs (used when there is no record)")
     options = parser.parse_args()
@@ -372,5 +553,14 @@ if __name__ == "__main__":
     if options.check or not options.bench:
         ok = check(options.device, options.seed)
     if options.bench:
-        bench(options.device, options.seed)
+        if options.device == "cpu" or os.environ.get("TRITON_INTERPRET") == "1":
+            print("--bench needs a CUDA device: the Triton interpreter's times are not GPU times; nothing was timed")
+            sys.exit(1 if not ok else 9)
+        result = bench(options.device, options.seed)
+        print_bench(result)
+        if options.json:
+            import json
+
+            with open(options.json, "w", encoding="utf-8") as f:
+                json.dump(result, f, indent=1)
     sys.exit(0 if ok else 1)

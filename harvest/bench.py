@@ -1,0 +1,401 @@
+"""`harvest bench PATH`: every extracted kernel timed against Inductor's own, the eager reference and the CUDA twin.
+
+PATH is an extraction (it holds manifest.json), one graph directory of it, or one kernel module. Per kernel, on the
+same inputs (the run's recorded ones when their data was saved):
+
+  extracted  the module's kernel: CUDA events after a warm-up, L2 flushed before each repetition, median and p20/p80
+             (harvest/timing.py; `python k.py --bench` runs the very same lines); its first call (compile + launch)
+             is reported apart
+  in graph   Inductor's kernel as it runs inside its graph: raw/<graph>/output_code.py's call(get_args()) under
+             torch.profiler, the kernel's device time (CUPTI) found by its Inductor name, first launch of each call
+  alone      Inductor's own kernel object (its launcher, pinned to the config the run used) launched alone on the
+             module's inputs, timed like the extracted one
+  eager      the module's eager reference (the ATen ops the kernel fused), timed the same way
+  twin       <graph>/twin/<kernel>_twin.py, when it exists, run as `python twin.py --bench --json FILE`: it writes
+             the schema of timing.bench_result with its figures under timings["twin"] (or ["kernel"])
+  GB/s       the kernel's bytes moved over its median; % copy: of a device-to-device copy timed in the same run
+  ext/graph  the extracted kernel's device time by the profiler over its device time in the graph (one clock)
+
+Inductor's wrapper modules are code: they run (in the bench child, never in this process) only for an extraction
+made by running a target on CUDA, or an artifact with --run-artifact, as for `harvest extract`.
+Results go to <extraction>/bench/: bench.csv and bench.json (one BenchRow per kernel, its fields in CSV order), with
+--sweep <graph>/<kernel>.sweep.csv/.json/.png, with --profile profile.txt and trace.json. --ncu prints (or runs)
+the Nsight Compute command for each kernel; its report goes next to the module.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harvest.bench_output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
+from harvest.errors import NoDeviceError, UsageError
+from harvest.report import read_manifest
+
+PROGRESS = "[harvest] "
+NO_DEVICE = "timing needs a CUDA device and torch sees none here; check kernels on the CPU with TRITON_INTERPRET=1 python <module> --check (or harvest bench --sweep --check-only)"
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What PATH selects: the extraction, its manifest, and the kernels (manifest entries) to bench."""
+
+    extraction: Path
+    manifest: dict
+    kernels: tuple[tuple[dict, dict], ...]  # (graph entry, kernel entry)
+
+
+def select(path: str | Path, pattern: str | None = None) -> Selection:
+    """An extraction, a graph directory or a kernel module -> its extraction and the kernels to bench."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"not found: {path}; give an extraction directory, one of its graph directories or a kernel module")
+    if path.is_file():
+        extraction, graph_name, module = path.resolve().parent.parent, path.resolve().parent.name, path.resolve()
+    elif (path / "manifest.json").is_file():
+        extraction, graph_name, module = path.resolve(), None, None
+    else:
+        extraction, graph_name, module = path.resolve().parent, path.resolve().name, None
+    if not (extraction / "manifest.json").is_file():
+        raise UsageError(f"{path} is not in an extraction (no manifest.json at {extraction}); run `harvest extract` first")
+    manifest = read_manifest(extraction)
+    chosen = []
+    for graph in manifest["graphs"]:
+        if graph_name is not None and graph["name"] != graph_name:
+            continue
+        for kernel in graph["kernels"]:
+            if module is not None and (not kernel["module"] or (extraction / kernel["module"]).resolve() != module):
+                continue
+            names = (kernel["name"], kernel["display_name"], kernel["module"] or "")
+            if pattern and not any(fnmatch.fnmatchcase(n, pattern) or fnmatch.fnmatchcase(Path(n).stem, pattern) for n in names):
+                continue
+            chosen.append((graph, kernel))
+    if not chosen:
+        what = f"kernel matching {pattern!r}" if pattern else "kernel"
+        raise UsageError(f"no {what} in {path} (graphs: {', '.join(g['name'] for g in manifest['graphs'])})")
+    return Selection(extraction, manifest, tuple(chosen))
+
+
+def require_cuda() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise NoDeviceError(NO_DEVICE)
+
+
+def kernel_function_name(module_source: str, fallback: str) -> str:
+    """The @triton.jit function's name in a module (what the GPU, the profiler and ncu call the kernel)."""
+    import ast
+
+    from harvest.sweep import _jit_def
+
+    try:
+        found = _jit_def(ast.parse(module_source))
+    except SyntaxError:
+        return fallback
+    return found.name if found is not None else fallback
+
+
+# -- ncu -----------------------------------------------------------------------------------------------------------------
+
+
+def ncu_command(module: Path, kernel: str, python: str = "python") -> list[str]:
+    """Nsight Compute on one kernel: the module's --check launches it once on the recorded inputs; --kernel-name keeps
+    ncu to that kernel (not the reference's ATen kernels), --set full collects every section, -o writes
+    <module>.ncu-rep next to the module."""
+    report = module.with_suffix("")
+    return ["ncu", "--set", "full", "--kernel-name", kernel, "--launch-count", "1", "-f", "-o", shown(report),
+            python, shown(module), "--check"]
+
+
+def ncu(selection: Selection, run: bool, on_progress: Progress) -> list[str]:
+    """Print (or run) the ncu command of each selected kernel; returns the command lines."""
+    lines = []
+    modules = [(g, k) for g, k in selection.kernels if k["module"]]
+    if run:
+        require_cuda()
+        if shutil.which("ncu") is None:
+            raise UsageError("--ncu run: ncu is not on PATH (Nsight Compute, e.g. /usr/local/cuda/bin); --ncu prints the command to run where it is")
+    for _, kernel in modules:
+        module = selection.extraction / kernel["module"]
+        name = kernel_function_name(module.read_text(encoding="utf-8"), kernel["display_name"])
+        command = ncu_command(module, name, sys.executable if run else "python")
+        lines.append(shlex.join(command))
+        if not run:
+            continue
+        on_progress(f"ncu on {kernel['module']} (kernel {name}): {shlex.join(command)}")
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        log = module.with_suffix(".ncu.txt")
+        log.write_text(done.stdout + done.stderr, encoding="utf-8")
+        report = module.with_suffix(".ncu-rep")
+        state = f"report {shown(report)}" if done.returncode == 0 and report.exists() else f"ncu exited {done.returncode}, no report"
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        lines.append(f"  {state}; its output: {shown(log)}" + ("".join(f"\n    {t}" for t in tail) if done.returncode else ""))
+    return lines
+
+
+# -- the CUDA twin's seam -------------------------------------------------------------------------------------------------
+
+
+def twin_path(extraction: Path, graph: str, display_name: str) -> Path:
+    return extraction / graph / "twin" / f"{display_name}_twin.py"
+
+
+def run_twin(path: Path, timeout: float = 600) -> dict:
+    """`python TWIN --bench --json FILE` in a child; its median/p20/p80 (timings["twin"], else ["kernel"])."""
+    with tempfile.TemporaryDirectory(prefix="harvest-twin-") as tmp:
+        out = Path(tmp) / "twin.json"
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        try:
+            done = subprocess.run([sys.executable, str(path), "--bench", "--json", str(out)], cwd=path.parent, env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"--bench ran past {timeout:.0f} s"}
+        if done.returncode != 0 or not out.exists():
+            tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+            return {"error": f"--bench exited {done.returncode}: {tail[0]}"}
+        try:
+            timings = json.loads(out.read_text(encoding="utf-8")).get("timings", {})
+        except ValueError as exc:
+            return {"error": f"its --json is not JSON ({exc})"}
+    figures = timings.get("twin") or timings.get("kernel") or {}
+    if "median_ms" not in figures:
+        return {"error": "its --json has no timings['twin'] with median_ms"}
+    return {key: figures.get(key) for key in ("median_ms", "p20_ms", "p80_ms")}
+
+
+# -- orchestration -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BenchResult:
+    out_dir: Path
+    rows: list[BenchRow] = field(default_factory=list)
+    sweeps: dict[str, list[SweepRow]] = field(default_factory=dict)  # "graph/kernel" -> rows
+    files: list[Path] = field(default_factory=list)
+    env: dict = field(default_factory=dict)
+    copy_gbps: float | None = None
+    tables: list[tuple[str, str, str]] = field(default_factory=list)  # (label, eager table, extracted table)
+    graph_notes: dict[str, str] = field(default_factory=dict)
+
+
+def graph_permission(manifest: dict, graph: dict, extraction: Path, run_artifact: bool) -> str:
+    """"" when Inductor's wrapper module of this graph may run, else why not."""
+    raw = extraction / graph["raw"]
+    if not raw.is_file():
+        return f"no {graph['raw']}: Inductor's graph not timed"
+    mode = manifest.get("mode", "")
+    if mode == "cpu-triton":
+        return "captured on the CPU path: Inductor's graph runs on CPU tensors and is not timed here"
+    if mode == "artifact" and not run_artifact:
+        return "an artifact extraction: its output_code.py runs only with --run-artifact (it executes the artifact's code)"
+    if "device_str='cuda'" not in raw.read_text(encoding="utf-8", errors="replace"):
+        return "Inductor's graph was not compiled for CUDA: not timed"
+    return ""
+
+
+def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: bool, run_artifact: bool, check_only: bool,
+              out_dir: Path, graph_iterations: int = 20, sweep_rep_ms: float = 30.0) -> tuple[dict, dict[str, str]]:
+    """The child's plan (JSON-ready), and per kernel id the reason it is not benched (not standalone, ...)."""
+    from harvest.parse import parse_output_code
+    from harvest.sweep import SweepError, sweep_configs, sweep_space
+
+    extraction = selection.extraction
+    graphs: dict[str, dict] = {}
+    jobs, skipped = [], {}
+    for index, (graph, kernel) in enumerate(selection.kernels):
+        if graph["name"] not in graphs:
+            reason = graph_permission(selection.manifest, graph, extraction, run_artifact)
+            graphs[graph["name"]] = {
+                "name": graph["name"],
+                "raw": str(extraction / graph["raw"]),
+                "run": not reason,
+                "why_not": reason,
+                "winners": {k["name"]: k["autotune"] for k in graph["kernels"] if k.get("autotune")},
+                "kernels": [k["name"] for k in graph["kernels"]],
+                "launches": {k["name"]: k.get("launches", 1) for k in graph["kernels"]},
+            }
+        if not kernel["module"]:
+            skipped[str(index)] = f"not standalone: {kernel['standalone_reason']}"
+            continue
+        job = {
+            "id": index,
+            "graph": graph["name"],
+            "inductor": kernel["name"],
+            "display_name": kernel["display_name"],
+            "module": str(extraction / kernel["module"]),
+            "label": f"{graph['name']}/{kernel['display_name']}",
+            "grid": (kernel.get("recorded") or {}).get("grid"),
+            "sweep": None,
+        }
+        if sweep:
+            try:
+                parsed = parse_output_code((extraction / graph["raw"]).read_text(encoding="utf-8"), name=graph["name"])
+                space = sweep_space(parsed.kernel(kernel["name"]), (extraction / kernel["module"]).read_text(encoding="utf-8"))
+                job["sweep"] = sweep_configs(space, sweep_max)
+                job["sweep_blocks"] = [b.name for b in space.blocks]
+                job["sweep_notes"] = list(space.notes)
+            except SweepError as exc:
+                job["sweep_notes"] = [f"not swept: {exc}"]
+        if check_only and not job["sweep"]:
+            skipped[str(index)] = "; ".join(job.get("sweep_notes", [])) or "nothing to check"
+            continue
+        jobs.append(job)
+    plan = {
+        "device": "cpu" if check_only else "cuda",
+        "check_only": check_only,
+        "profile": profile,
+        "trace": str(out_dir / "trace.json") if profile else None,
+        "graph_iterations": graph_iterations,
+        "sweep_rep_ms": sweep_rep_ms,
+        "graphs": list(graphs.values()),
+        "kernels": jobs,
+    }
+    return plan, skipped
+
+
+def child_env(check_only: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    if check_only:
+        env["TRITON_INTERPRET"] = "1"  # the interpreter runs the kernels on the CPU: correctness only, no times
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    return env
+
+
+def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bool = False) -> dict:
+    """Run the bench child until every kernel has a result. A child that dies (a sticky CUDA error ends the process's
+    use of the GPU) loses the kernel it was on; a new child continues with the rest, as long as each one gets further."""
+    plan_path, results_path = work / "plan.json", work / "results.json"
+    plan_path.write_text(json.dumps(plan), encoding="utf-8")
+    env = child_env(plan["check_only"])
+    empty: dict = {"graphs": {}, "kernels": {}}
+    done_before = 0
+    while True:
+        child = subprocess.Popen([sys.executable, "-m", "harvest.bench_child", str(plan_path), str(results_path)],
+                                 env=env, stderr=subprocess.PIPE, text=True, errors="replace")
+        tail: list[str] = []
+        assert child.stderr is not None
+        for line in child.stderr:
+            if line.startswith(PROGRESS):
+                on_progress(line[len(PROGRESS):].rstrip("\n"))
+            else:
+                tail = (tail + [line])[-30:]
+                if not quiet_output:
+                    sys.stderr.write(line)
+        code = child.wait()
+        results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else dict(empty)
+        if code == 0:
+            return results
+        why = next((line.strip() for line in reversed(tail) if line.strip()), "") or f"exit status {code}"
+        current = results.pop("current", None)
+        if current is not None:
+            entry = results["kernels"].setdefault(str(current), {"errors": {}})
+            entry.setdefault("errors", {})["child"] = f"the bench process died on this kernel: {why}"
+        done = len(results["kernels"]) + len(results["graphs"])
+        left = [job for job in plan["kernels"] if str(job["id"]) not in results["kernels"]]
+        if not left:
+            return results
+        if done <= done_before:
+            results["error"] = f"the bench process failed: {why}"
+            return results
+        done_before = done
+        results_path.write_text(json.dumps(results), encoding="utf-8")
+        on_progress(f"the bench process died ({why}); a new one continues with the {len(left)} kernel(s) left")
+
+
+def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, sweep_max: int = 64, profile: bool = False,
+          run_artifact: bool = False, check_only: bool = False, out_dir: str | Path | None = None,
+          on_progress: Progress = lambda message: None) -> BenchResult:
+    """Bench the kernels PATH selects; write bench.csv/json (and sweeps, profile) under out_dir; return the rows."""
+    from harvest.sweep import module_config, plot_sweep
+
+    if check_only and not sweep:
+        raise UsageError("--check-only checks each --sweep config against the record on the CPU; add --sweep")
+    selection = select(path, pattern)
+    if not check_only:
+        require_cuda()
+    out = Path(out_dir) if out_dir else selection.extraction / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    plan, skipped = make_plan(selection, sweep=sweep, sweep_max=sweep_max, profile=profile, run_artifact=run_artifact,
+                              check_only=check_only, out_dir=out.resolve())
+    for graph in plan["graphs"]:
+        if graph["why_not"] and not check_only:
+            on_progress(f"{graph['name']}: {graph['why_not']}")
+    with tempfile.TemporaryDirectory(prefix="harvest-bench-") as tmp:
+        results = run_children(plan, Path(tmp), on_progress) if plan["kernels"] else {"graphs": {}, "kernels": {}}
+    result = BenchResult(out_dir=out, env=results.get("env", {}), copy_gbps=results.get("copy_gbps"))
+    jobs = {str(job["id"]): job for job in plan["kernels"]}
+    graph_plans = {g["name"]: g for g in plan["graphs"]}
+    for index, (graph, kernel) in enumerate(selection.kernels):
+        key = str(index)
+        entry = results["kernels"].get(key, {})
+        job = jobs.get(key)
+        config = ""
+        if kernel["module"]:
+            try:
+                config = json.dumps(module_config((selection.extraction / kernel["module"]).read_text(encoding="utf-8")))
+            except Exception:
+                config = "unreadable CONFIG"
+        graph_result = dict(results["graphs"].get(graph["name"], {}))
+        if graph_plans[graph["name"]]["why_not"]:
+            graph_result["skipped"] = graph_plans[graph["name"]]["why_not"]
+        twin = None
+        twin_file = twin_path(selection.extraction, graph["name"], kernel["display_name"])
+        if not check_only and job is not None and twin_file.is_file():
+            on_progress(f"{job['label']}: the CUDA twin ({shown(twin_file)} --bench)")
+            twin = run_twin(twin_file)
+        reason = skipped.get(key, "" if job is not None and key in results["kernels"] else "not run: " + results.get("error", "no result"))
+        if not check_only:
+            result.rows.append(build_row(graph, kernel, entry, graph_result, twin, result.copy_gbps, config, reason))
+        if job is not None and entry.get("sweep"):
+            result.sweeps[job["label"]] = sweep_rows(job, entry["sweep"], result.copy_gbps, entry)
+        if entry.get("eager_table") or entry.get("extracted_table"):
+            result.tables.append((job["label"] if job else key, entry.get("eager_table", ""), entry.get("extracted_table", "")))
+    if not check_only:
+        write_csv(out / "bench.csv", result.rows)
+        write_json(out / "bench.json", {
+            "schema": "harvest.bench-table/1",
+            "extraction": shown(selection.extraction),
+            "selected": str(path),
+            "env": result.env,
+            "copy_gbps": result.copy_gbps,
+            "rows": [asdict(row) for row in result.rows],
+            "graphs": {name: {k: v for k, v in g.items() if k != "traceback"} for name, g in sorted(results["graphs"].items())},
+        })
+        result.files += [out / "bench.csv", out / "bench.json"]
+    for label, rows in result.sweeps.items():
+        base = out / f"{label}.sweep"
+        write_csv(Path(f"{base}.csv"), rows)
+        result.files.append(Path(f"{base}.csv"))
+        if not check_only:
+            job = next(j for j in plan["kernels"] if j["label"] == label)
+            eager = next((r for r in result.rows if f"{r.graph}/{r.kernel}" == label), None)
+            band = (eager.eager_ms, eager.eager_p20_ms, eager.eager_p80_ms) if eager and eager.eager_ms else None
+            title = f"{label} ({result.env.get('gpu', 'GPU')}): {', '.join(job.get('sweep_notes') or []) or 'all swept'}"
+            made = plot_sweep(rows, title, band, Path(f"{base}.png"), tuple(job.get("sweep_blocks") or ()))
+            if made is not None:
+                result.files.append(made)
+    if result.tables:
+        text = []
+        for label, eager_table, extracted_table in result.tables:
+            text += [f"== {label}: eager reference ==", eager_table, f"== {label}: extracted kernel ==", extracted_table]
+        (out / "profile.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
+        result.files.append(out / "profile.txt")
+        if (out / "trace.json").exists():
+            result.files.append(out / "trace.json")
+    return result

@@ -1,0 +1,439 @@
+"""Child side of `harvest bench`: everything that runs code on the GPU, in a process of its own.
+
+Run by harvest.bench as `python -m harvest.bench_child PLAN.json RESULTS.json`. harvest never imports the files it
+reads in its own process; this child runs them for the user, as the plan says:
+
+  * each kernel module is imported by path and timed by its own bench() — the lines of harvest/timing.py it carries,
+    so `python k.py --bench` and harvest bench measure the same way;
+  * a graph's raw/<graph>/output_code.py (Inductor's wrapper module) is imported only when the plan allows it (the
+    extraction was made by running a target, or the user passed --run-artifact): its call(get_args()) runs under the
+    profiler, which gives each kernel's device time inside its graph, and its kernel objects (Inductor's own
+    launchers, pinned to the config the run used) are launched alone on the module's inputs;
+  * sweeps (each config checked once against the record before it is timed), profiler tables, the Chrome trace.
+
+RESULTS.json is rewritten after every kernel, and its "current" names the kernel in progress: a crash (a sticky CUDA
+error, say) loses that kernel only, and the parent starts a new child for the rest. Progress lines go to stderr
+with the "[harvest] " prefix. With check_only (no GPU, TRITON_INTERPRET=1) only the sweep's correctness gate runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import io
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+PROGRESS = "[harvest] "
+
+
+def progress(message: str) -> None:
+    print(PROGRESS + message, file=sys.stderr, flush=True)
+
+
+def load_module(path: str, name: str, register: bool = False):
+    """Import a file by path under a name of our own; `register` puts it in sys.modules (wrapper modules: Inductor's
+    code may look itself up there), kernel modules are not, so they go once their bench is done."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def error_text(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[:1]
+    return f"{type(exc).__name__}: {first[0] if first else ''}".rstrip(": ")
+
+
+class Results:
+    """RESULTS.json, kept on disk after every change."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"graphs": {}, "kernels": {}}
+
+    def save(self) -> None:
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(temporary, self.path)
+
+
+def _device_ok() -> bool:
+    """False once the CUDA context is broken (an illegal address sticks until the process ends)."""
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        return True
+    except Exception:
+        return False
+
+
+# -- Inductor's own kernels: in their graph, and alone -----------------------------------------------------------------
+
+
+def _config_json(config) -> dict:
+    return {
+        "kwargs": {k: v for k, v in config.kwargs.items() if isinstance(v, int)},
+        "num_warps": int(config.num_warps),
+        "num_stages": int(config.num_stages),
+    }
+
+
+def _matches(config, winner: dict) -> bool:
+    return (
+        all(config.kwargs.get(k) == v for k, v in winner["kwargs"].items())
+        and int(config.num_warps) == winner["num_warps"]
+        and int(config.num_stages) == winner["num_stages"]
+    )
+
+
+def pin_winners(module, winners: dict) -> None:
+    """Make each kernel's autotuner pick the config the recorded run used instead of benchmarking its candidates
+    again (another pick would make the comparison one of two configs, not of two launch paths)."""
+    for name, winner in winners.items():
+        tuner = getattr(module, name, None)
+        if tuner is None or not hasattr(tuner, "autotune_to_one_config"):
+            continue
+        original = tuner.autotune_to_one_config
+
+        def pick(*args, _tuner=tuner, _winner=winner, _original=original, **kwargs):
+            same = [launcher for launcher in _tuner.launchers if _matches(launcher.config, _winner)]
+            if same:
+                _tuner.launchers = same[:1]
+            else:
+                _original(*args, **kwargs)
+
+        tuner.autotune_to_one_config = pick
+
+
+def in_graph(graph: dict, index: int, flush, iterations: int) -> tuple[object, list, dict]:
+    """Import the graph's wrapper module, run call(get_args()) under the profiler; per kernel, the device times of
+    its first launch in each call (the launch the record and the module are about)."""
+    import torch
+
+    from harvest.timing import device_times, summarize
+
+    module = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
+    pin_winners(module, graph["winners"])
+    torch.manual_seed(0)  # get_args() draws random inputs (zeros for integer tensors: indices stay in bounds)
+    inputs = list(module.get_args())
+    for _ in range(3):  # the first call compiles and (pinned) picks each kernel's config
+        module.call(list(inputs))
+    torch.cuda.synchronize()
+    durations = device_times(lambda: module.call(list(inputs)), graph["kernels"], flush, reps=iterations)
+    kernels = {}
+    for name in graph["kernels"]:
+        found = durations.get(name, [])
+        per_call = max(1, graph["launches"].get(name, 1))
+        first = found[0::per_call] if len(found) == iterations * per_call else found
+        tuner = getattr(module, name, None)
+        launchers = getattr(tuner, "launchers", None) or []
+        used = _config_json(launchers[0].config) if len(launchers) == 1 and hasattr(launchers[0], "config") else None
+        winner = graph["winners"].get(name)
+        summary = summarize(first)
+        kernels[name] = {
+            "device": summary._asdict() if summary else None,
+            "events": len(found),
+            "launches_per_call": per_call,
+            "config": used,
+            "recorded_config": winner,
+            "pinned": bool(used and winner and launchers and _matches(launchers[0].config, winner)),
+        }
+    return module, inputs, kernels
+
+
+def alone(tuner, args: dict, grid: list | None):
+    """Launch Inductor's own kernel object on the module's arguments (their order is the kernel's)."""
+    import torch
+
+    values = list(args.values())
+    stream = torch.cuda.current_stream().cuda_stream
+    if "grid" in inspect.signature(tuner.run).parameters:  # torch < 2.7 passed the grid at each launch
+        return lambda: tuner.run(*values, grid=tuple(grid or (1,)), stream=stream)
+    return lambda: tuner.run(*values, stream=stream)
+
+
+# -- one kernel module -------------------------------------------------------------------------------------------------
+
+
+def jit_name(module, display_name: str) -> str:
+    """The name the GPU knows the module's kernel by (the @triton.jit function's)."""
+    from triton.runtime.jit import JITFunction
+
+    names = [v.__name__ for v in vars(module).values() if isinstance(v, JITFunction)]
+    return display_name if display_name in names or not names else names[0]
+
+
+def _storages(args: dict) -> list:
+    """The distinct storages under the arguments' tensors, as uint8 tensors (to copy pristine bytes back)."""
+    import torch
+
+    seen = {}
+    for value in args.values():
+        if isinstance(value, torch.Tensor):
+            storage = value.untyped_storage()
+            if storage.data_ptr() not in seen:
+                seen[storage.data_ptr()] = torch.empty(0, dtype=torch.uint8, device=value.device).set_(storage)
+    return list(seen.values())
+
+
+def sweep(module, configs: list[dict], device: str, check_only: bool, flush, rep_ms: float) -> list[dict]:
+    """Each config: launched once on the run's recorded inputs and compared with what Inductor's kernel wrote
+    (dtype tolerances; bit for bit for the kernel's own config where --check would be); timed only if it matches."""
+    import torch
+
+    from harvest.timing import time_gpu
+
+    record = module.load_record(device)
+    if record is not None:
+        args, expected = record
+        oracle = "record"
+    else:  # no record: the kernel's own config on made-up inputs is the yardstick
+        args = module.make_inputs(device, 0)
+        oracle = "the kernel's own config (no record)"
+        expected = None
+    live = _storages(args)
+    pristine = [storage.clone() for storage in live]
+
+    def restore() -> None:
+        for target, source in zip(live, pristine):
+            target.copy_(source)
+
+    if expected is None:
+        module.launch(**args, config=module.CONFIG)
+        expected = {name: args[name].clone() for name in module.OUTPUTS}
+    exact = record is not None and module.EXACT_POSSIBLE and module.unedited() and module.this_device(device) == module.RECORD_DEVICE
+    rows = []
+    for index, config in enumerate(configs):
+        restore()
+        row = {"config": config, "check": "", "oracle": oracle}
+        try:
+            module.launch(**args, config=config)
+            if device != "cpu":
+                torch.cuda.synchronize()
+            tolerance = module.EXACT if exact and config == module.CONFIG else None
+            with contextlib.redirect_stdout(io.StringIO()) as said:
+                ok = all([module.compare(name, args[name], expected[name], oracle, tolerance) for name in module.OUTPUTS if name in expected])
+            row["check"] = "ok" if ok else "MISMATCH: " + " ".join(said.getvalue().split())[:300]
+        except Exception as exc:  # a config that does not compile (too much shared memory, ...) is a result too
+            row["check"] = "failed: " + error_text(exc)
+            if device != "cpu" and not _device_ok():
+                rows.append(row)
+                raise
+        if row["check"] == "ok" and not check_only:
+            try:
+                row["timing"] = time_gpu(lambda config=config: module.launch(**args, config=config), flush, warmup_ms=10.0, rep_ms=rep_ms)
+            except Exception as exc:
+                row["check"] = "failed while timing: " + error_text(exc)
+        rows.append(row)
+        if (index + 1) % 8 == 0:
+            progress(f"  sweep: {index + 1}/{len(configs)} configs")
+    return rows
+
+
+def op_table(fn, reps: int = 5) -> tuple[str, list[str]]:
+    """The profiler's op table of fn (sorted by device time) and the ATen ops it dispatched."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    averages = prof.key_averages()
+    table = ""
+    for key in ("device_time_total", "cuda_time_total"):
+        try:
+            table = averages.table(sort_by=key, row_limit=12)
+            break
+        except (AttributeError, KeyError, ValueError):
+            continue
+    ops = [event for event in averages if event.key.startswith("aten::")]
+
+    def device_us(event) -> float:
+        return float(getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0) or 0)
+
+    launching = [event for event in ops if device_us(event) > 0]  # the ops that ran kernels: aten::pow, not result_type
+    return table, sorted({event.key for event in (launching or ops)})
+
+
+def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -> dict:
+    """Every figure of one kernel; a step that fails is noted and the next one still runs."""
+    from harvest.timing import device_times, summarize, time_gpu
+
+    device = plan["device"]
+    entry: dict = {"errors": {}}
+    module = load_module(job["module"], f"harvest_bench_kernel_{job['id']}")
+    if plan["check_only"]:
+        entry["sweep"] = sweep(module, job["sweep"], device, True, None, 0.0)
+        return entry
+    steps = []
+    inputs = module.bench_inputs(device)
+    args = inputs[0]
+    name = jit_name(module, job["display_name"])
+
+    def own_bench() -> None:
+        entry["bench"] = module.bench(device, copy_gbps=results.data["copy_gbps"], inputs=inputs)
+
+    def own_device() -> None:
+        found = device_times(lambda: module.launch(**args), [name], flush)[name]
+        summary = summarize(found)
+        entry["extracted_device"] = summary._asdict() if summary else None
+
+    steps += [("bench", own_bench), ("extracted device time", own_device)]
+    tuner = getattr(graph_module, job["inductor"], None) if graph_module is not None else None
+    if tuner is not None:
+        def inductor_alone() -> None:
+            launch = alone(tuner, args, job.get("grid"))
+            entry["inductor_alone"] = time_gpu(launch, flush)
+            summary = summarize(device_times(launch, [job["inductor"]], flush)[job["inductor"]])
+            entry["inductor_alone_device"] = summary._asdict() if summary else None
+
+        steps.append(("Inductor's kernel alone", inductor_alone))
+    if job.get("sweep"):
+        def run_sweep() -> None:
+            progress(f"  sweep: {len(job['sweep'])} configs, each checked against the record before it is timed")
+            entry["sweep"] = sweep(module, job["sweep"], device, False, flush, plan["sweep_rep_ms"])
+
+        steps.append(("sweep", run_sweep))
+    if plan.get("profile"):
+        def tables() -> None:
+            reference_args = [args[p] for p in inspect.signature(module.reference).parameters]
+            entry["eager_table"], entry["eager_aten"] = op_table(lambda: module.reference(*reference_args))
+            entry["extracted_table"], _ = op_table(lambda: module.launch(**args))
+
+        steps.append(("profile", tables))
+    for step, run in steps:
+        try:
+            run()
+        except Exception as exc:
+            entry["errors"][step] = error_text(exc)
+            progress(f"  {step}: {error_text(exc)}")
+            if not _device_ok():
+                results.data["kernels"][str(job["id"])] = entry
+                results.save()
+                raise
+    return entry
+
+
+def trace(plan: dict, graphs: dict, path: str, device: str) -> None:
+    """One Chrome trace of a short rerun of everything: each graph's call(), each kernel's eager reference and its
+    extracted launch, every part under a named range."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    kernels = []
+    for job in plan["kernels"]:
+        try:
+            module = load_module(job["module"], f"harvest_trace_kernel_{job['id']}")
+            args, _ = module.bench_inputs(device)
+            reference_args = [args[p] for p in inspect.signature(module.reference).parameters]
+            kernels.append((job, module, args, reference_args))
+        except Exception as exc:
+            progress(f"trace: {job['module']}: {error_text(exc)}")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for name, (module, inputs) in graphs.items():
+            with record_function(f"Inductor graph {name}: call()"):
+                for _ in range(2):
+                    module.call(list(inputs))
+        for job, module, args, reference_args in kernels:
+            with record_function(f"eager reference {job['label']}"):
+                for _ in range(3):
+                    module.reference(*reference_args)
+            with record_function(f"extracted {job['label']}"):
+                for _ in range(3):
+                    module.launch(**args)
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(path)
+
+
+def main(argv: list[str]) -> int:
+    plan = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    results = Results(Path(argv[1]))
+    device = plan["device"]
+    import torch
+    import triton
+
+    from harvest.timing import copy_bandwidth, l2_flush_buffer
+
+    flush = None
+    if not plan["check_only"]:
+        flush = l2_flush_buffer(device)
+        if "copy_gbps" not in results.data:
+            results.data["env"] = {
+                "gpu": torch.cuda.get_device_name(device), "torch": torch.__version__, "triton": triton.__version__,
+                "python": sys.version.split()[0],
+            }
+            progress("timing a device-to-device copy: the yardstick for every GB/s")
+            results.data["copy_gbps"] = copy_bandwidth(flush, device)
+            results.save()
+    kept_graphs: dict[str, tuple] = {}
+    for index, graph in enumerate(plan["graphs"]):
+        jobs = [job for job in plan["kernels"] if job["graph"] == graph["name"] and str(job["id"]) not in results.data["kernels"]]
+        done = graph["name"] in results.data["graphs"]
+        if not jobs and (done or not graph["run"]):
+            continue
+        graph_module = inputs = None
+        failed_before = "error" in results.data["graphs"].get(graph["name"], {})
+        if graph["run"] and not plan["check_only"] and not failed_before:
+            try:
+                if done:  # a restarted child: the graph was measured; its kernels are needed again to launch alone
+                    graph_module = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
+                    pin_winners(graph_module, graph["winners"])
+                    torch.manual_seed(0)
+                    inputs = list(graph_module.get_args())
+                else:
+                    progress(f"{graph['name']}: running Inductor's call() under the profiler ({plan['graph_iterations']} calls)")
+                    graph_module, inputs, kernels = in_graph(graph, index, flush, plan["graph_iterations"])
+                    results.data["graphs"][graph["name"]] = {"kernels": kernels}
+                    results.save()
+                if plan.get("profile"):
+                    kept_graphs[graph["name"]] = (graph_module, inputs)
+            except Exception as exc:
+                results.data["graphs"][graph["name"]] = {"error": error_text(exc), "traceback": traceback.format_exc()[-2000:]}
+                results.save()
+                progress(f"{graph['name']}: Inductor's module did not run: {error_text(exc)}")
+                if not _device_ok():
+                    return 3
+        for job in jobs:
+            progress(f"{job['label']}")
+            results.data["current"] = job["id"]
+            results.save()
+            try:
+                entry = bench_kernel(job, graph_module, plan, results, flush)
+            except Exception as exc:
+                if device != "cpu" and not _device_ok():
+                    return 3  # the parent restarts a child for the kernels after this one
+                entry = {"errors": {"module": error_text(exc)}}
+                progress(f"  {error_text(exc)}")
+            results.data["kernels"][str(job["id"])] = entry
+            results.data.pop("current", None)
+            results.save()
+            if not plan["check_only"]:
+                torch.cuda.empty_cache()  # the module's inputs are gone with bench_kernel's frame
+        if graph["name"] not in kept_graphs:
+            graph_module = inputs = None
+            if not plan["check_only"]:
+                torch.cuda.empty_cache()
+    if plan.get("profile") and plan.get("trace"):
+        progress(f"Chrome trace of a short rerun: {plan['trace']}")
+        try:
+            trace(plan, kept_graphs, plan["trace"], device)
+        except Exception as exc:
+            results.data["trace_error"] = error_text(exc)
+            results.save()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
