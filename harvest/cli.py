@@ -52,6 +52,23 @@ Triton's own vocabulary is run, and it is refused otherwise. nvcc is looked for 
 then in pip's nvidia/cu13/bin.
 """
 
+EPILOG_TWIN = """\
+examples:
+  harvest twin extracted/square_square                 a twin for every kernel of an extraction
+  harvest twin extracted/small_model/g0_forward/softmax_kernel.py      one kernel
+  python extracted/square_square/g0_inference/twin/square_square_kernel_twin.py --check   (GPU)
+  python extracted/square_square/g0_inference/twin/square_square_kernel_twin.py --bench   twin vs Triton (GPU)
+  harvest ptx extracted/square_square                  then: the two PTX side by side
+
+Pointwise kernels become one element per thread in a grid-stride loop (16-byte vector loads and stores when a
+kernel reads and writes at the element's own index and the pointers are aligned); reductions become one thread
+block per row, its threads striding over the row, partials combined with warp shuffles and shared memory
+(sum, max/min with Inductor's NaN rules, prod, any, Welford, argmax/argmin, online softmax). Math follows
+Triton: libdevice.* are CUDA's accurate functions, tl.exp/log/sin/cos the fast intrinsics; tl.rand/randn are
+Philox like Triton's. The twin's kernel file needs only CUDA headers; its module builds it with load_inline
+(ninja) into twin/build/<kernel>/, where main.cpp, cuda.cu and build.ninja stay to read.
+"""
+
 INTERNAL_ERROR = 70  # EX_SOFTWARE
 EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items()) + f", {INTERNAL_ERROR} internal error"
 
@@ -111,6 +128,23 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--record-total-cap", type=float, default=4096, metavar="MIB", help="data saved per extraction at most (default 4096 MiB)")
     extract.add_argument("--run-artifact", action="store_true", help="run an artifact's own call(get_args()) (random inputs, seed 0) under the launch recorder, so every intermediate buffer gets its real layout; executes the artifact's code, so only for files you trust (default: an artifact is only read)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    twin = commands.add_parser(
+        "twin",
+        parents=[debug],
+        help="write a CUDA C++ twin of each kernel (load_inline), checked against the run's record",
+        description="Translate the Triton kernel of each module PATH selects (an extraction, one graph directory, "
+        "or one kernel module) into CUDA C++: OUT/<graph>/twin/<kernel>.cu and <kernel>_twin.py. A kernel outside "
+        "the translated subset gets `no twin: <reason>` in manifest.json and report.md, never a twin that computes "
+        "something else.",
+        epilog=EPILOG_TWIN + "\n" + EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    twin.add_argument("path", metavar="PATH", help="an extraction directory, a graph directory in it, or a kernel module")
+    twin.add_argument("--arch", default="sm_90", help="architecture `nvcc -ptx` checks each twin against (default sm_90)")
+    twin.add_argument("--no-compile", action="store_true", help="do not run nvcc on the twins (by default each is compiled with `nvcc -ptx` when nvcc is found)")
+    twin.add_argument("--force", action="store_true", help="replace twins you edited by hand (a .bak copy is kept)")
+    twin.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     report = commands.add_parser("report", parents=[debug], help="re-render report.md of an extraction from its manifest (no run)")
     report.add_argument("directory", help="an extraction directory (holds manifest.json)")
@@ -306,6 +340,32 @@ def run_ptx(options: argparse.Namespace) -> int:
     return 0
 
 
+def run_twin(options: argparse.Namespace) -> int:
+    """`harvest twin`: a line per kernel, then the counts per kernel kind and the reasons for kernels left out."""
+    from rich.console import Console
+
+    from harvest.twin_command import summary, twin_command
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            console.print(f"[bold cyan]harvest twin[/] {message}")
+
+    run = twin_command(Path(options.path), force=options.force, compile_check=not options.no_compile, arch=options.arch, on_progress=progress)
+    counts = summary(run)
+    for kind, row in counts["kinds"].items():
+        console.print(f"{kind}: {row['translated']} of {row['kernels']} translated")
+    for reason, count in counts["reasons"].items():
+        console.print(f"  [yellow]{count} x no twin: {reason}[/]")
+    if run.compiled_with:
+        console.print(f"every twin written compiles with {run.compiled_with} -ptx -arch={options.arch}")
+    for path in run.writes.kept_edited:
+        console.print(f"[yellow]kept your edited {run.out_dir / path}[/] (--force replaces it, keeping a .bak)")
+    console.print(f"twins: {run.out_dir}/<graph>/twin/   run one: python <graph>/twin/<kernel>_twin.py --check (GPU)")
+    return 1 if any(o.status == "compile error" for o in run.outcomes) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     own, script_args = split_script_args(argv)
@@ -317,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if options.command == "extract":
             return run_extract(options, script_args)
+        if options.command == "twin":
+            return run_twin(options)
         if options.command == "bench":
             return run_bench(options)
         if options.command == "report":

@@ -208,8 +208,39 @@ def render_report(manifest: dict) -> str:
     graphs = [_graph_context(g) for g in manifest.get("graphs", []) if g.get("fusion")]
     text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
     text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
-    ptx = ptx_section(manifest)
-    return text + ("\n" + ptx if ptx else "")
+    for section in (twin_section(manifest), ptx_section(manifest)):
+        if section:
+            text += "\n" + section
+    return text
+
+
+def twin_section(manifest: dict) -> str:
+    """The "CUDA twins" section: per kernel, its twin's files or why it has none; "" before `harvest twin` ran."""
+    rows = []
+    for graph in manifest.get("graphs", []):
+        for kernel in graph.get("kernels", []):
+            twin = kernel.get("twin")
+            if not isinstance(twin, dict):
+                continue
+            name = md_cell(kernel.get("display_name") or kernel["name"])
+            if twin.get("status") == "ok":
+                files = f"[{Path(str(twin.get('cuda'))).name}]({twin.get('cuda')}), [{Path(str(twin.get('module'))).name}]({twin.get('module')})"
+                rows.append(f"| {name} | {md_cell(kernel.get('kind', '?'))} | twin ({md_cell(twin.get('shape', '?'))}) | {files} |")
+            else:
+                rows.append(f"| {name} | {md_cell(kernel.get('kind', '?'))} | {md_cell(twin.get('status', '?'))}: {md_cell(twin.get('reason', ''))} | |")
+    if not rows:
+        return ""
+    translated = sum("| twin (" in row for row in rows)
+    lines = [
+        "## CUDA twins",
+        "",
+        f"From `harvest twin`: {translated} of {len(rows)} kernels translated to CUDA C++. Each twin module builds with",
+        "load_inline and checks against the run's record: `python <graph>/twin/<kernel>_twin.py --check` (GPU).",
+        "",
+        "| Kernel | Kind | Twin | Files |",
+        "|---|---|---|---|",
+    ]
+    return "\n".join(lines + rows) + "\n"
 
 
 def _ptx_side(side: dict[str, Any] | None) -> tuple[str, str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harvest.resources import load_template
 
@@ -245,6 +245,8 @@ def _grid(tree: ast.Module) -> tuple[ast.expr | None, ...]:
     for element in grid.elts:
         if isinstance(element, ast.Call) and _dotted(element.func) == "triton.cdiv" and len(element.args) == 2:
             axes.append(element.args[0])
+        elif isinstance(element, ast.Constant) and isinstance(element.value, int) and element.value > 1:
+            axes.append(element)  # the run's own grid, recorded: a count of programs, resolved in _program_numels
         elif isinstance(element, ast.Constant) and element.value == 1:
             axes.append(None)
         else:
@@ -399,6 +401,7 @@ class Axes:
 
     program: dict[int, str] = field(default_factory=dict)  # program axis -> its index variable
     offsets: dict[str, int] = field(default_factory=dict)  # `tl.program_id(k) * BLOCK` variables -> k
+    blocks: dict[int, str] = field(default_factory=dict)  # program axis -> its BLOCK constexpr
     reduction_base: str | None = None  # `tl.arange(0, R_BLOCK)` (looped) or the reduction index (persistent)
     reduction_block: str | None = None
 
@@ -406,6 +409,7 @@ class Axes:
 def translate(facts: ModuleFacts) -> TwinSource:
     """The CUDA twin of a kernel, or NoTwin with the reason."""
     axes = _find_axes(facts)
+    facts = _program_numels(facts, axes)
     has_loop = any(isinstance(s, ast.For) for s in facts.body)
     if axes.reduction_base is None and not has_loop:
         return _translate_pointwise(facts, axes)
@@ -423,6 +427,8 @@ def _find_axes(facts: ModuleFacts) -> Axes:
         axis = _program_offset(value)
         if axis is not None:
             axes.offsets[name] = axis
+            if isinstance(value.right, ast.Name):
+                axes.blocks[axis] = value.right.id
             continue
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
             left, right = value.left, value.right
@@ -444,6 +450,19 @@ def _find_axes(facts: ModuleFacts) -> Axes:
             if isinstance(node, ast.Call) and _dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, node, axes):
                 raise NoTwin("uses tl.program_id outside the block-offset pattern")
     return axes
+
+
+def _program_numels(facts: ModuleFacts, axes: Axes) -> ModuleFacts:
+    """A launch with the run's literal grid (N programs) covers N * BLOCK indices along that axis; the kernel's own
+    masks keep the overshoot out, as they do in Triton."""
+    grid = list(facts.grid)
+    for axis, element in enumerate(grid):
+        if isinstance(element, ast.Constant) and isinstance(element.value, int):
+            block = axes.blocks.get(axis)
+            if block not in facts.constexprs:
+                raise NoTwin(f"the launch grid's axis {axis} is a literal {element.value} and the kernel's block size is unknown")
+            grid[axis] = ast.Constant(element.value * facts.constexprs[block])
+    return replace(facts, grid=tuple(grid))
 
 
 def _program_offset(value: ast.expr) -> int | None:

@@ -1,0 +1,145 @@
+"""The CUDA twin: translation of real extracted kernels, `harvest twin` on an extraction, nvcc on every twin.
+
+Running the twins needs a GPU (scripts/gpu_twins.sh checks all of them on the H200 against the run's record);
+here every twin is translated from real kernel modules and compiled with the real nvcc.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import CUDA_FIXTURES, ROOT, harvest
+from harvest.twin import NoTwin, read_module, translate
+
+SHOWCASE = ROOT / "extracted" / "h200"
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+
+
+def ptx_of(cuda: str, tmp_path: Path, name: str = "twin") -> str:
+    source = tmp_path / f"{name}.cu"
+    source.write_text(cuda)
+    result = subprocess.run([NVCC, "-ptx", "-arch=sm_90", "-o", str(tmp_path / f"{name}.ptx"), str(source)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return (tmp_path / f"{name}.ptx").read_text()
+
+
+def module_text(relative: str) -> str:
+    return (SHOWCASE / relative).read_text(encoding="utf-8")
+
+
+@needs_nvcc
+def test_square_twin_moves_16_bytes_per_access(tmp_path):
+    twin = translate(read_module(module_text("square_square/g0_inference/square_square_kernel.py")))
+    assert twin.shape == "pointwise" and twin.params == ("a_ptr", "out_ptr", "n_elements")
+    assert 'extern "C" __global__ void square_square_kernel(' in twin.cuda
+    assert "hv::load_vector(a_ptr + hv_base" in twin.cuda and "hv::store_vector(out_ptr + hv_base" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "ld.global.v4" in ptx and "st.global.v4" in ptx
+    assert "void launch(torch::Tensor a_ptr, torch::Tensor out_ptr, int64_t n_elements);" == twin.declaration
+    assert "square_square_kernel<<<" in twin.launcher
+
+
+@needs_nvcc
+def test_layer_norm_twin_reduces_rows_with_shuffles(tmp_path):
+    twin = translate(read_module(module_text("small_model/g0_forward/layer_norm_fwd_kernel.py")))
+    assert twin.shape == "reduction"
+    assert twin.cuda.count("hv::block_reduce(") == 2  # mean, then variance: each its own pass over the row
+    assert "rsqrtf(" in twin.cuda  # libdevice.rsqrt: the accurate function
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "shfl.sync.bfly" in ptx and "bar.sync" in ptx
+
+
+def test_unsupported_kernel_gets_a_reason_not_a_twin():
+    text = module_text("square_square/g0_inference/square_square_kernel.py").replace("square = a * a", "square = tl.cumsum(a, 0)")
+    with pytest.raises(NoTwin, match=r"uses tl\.cumsum"):
+        translate(read_module(text))
+
+
+def test_last_value_accumulator_is_refused():
+    """A loop-carried value that is not folded by the combine its final reduction undoes cannot be split across
+    threads: the twin must refuse it rather than compute something else."""
+    text = module_text("small_model/g1_backward/add_sum_kernel.py")
+    last_value = text.replace("total_acc = tl.where(col_mask, add, total_acc)", "total_acc = tl.where(col_mask, broadcast, total_acc)")
+    assert last_value != text
+    translate(read_module(text))  # the sum itself translates
+    with pytest.raises(NoTwin, match="accumulator total_acc"):
+        translate(read_module(last_value))
+
+
+def test_literal_grid_counts_programs_times_block():
+    text = module_text("small_model/g0_forward/layer_norm_fwd_kernel.py")
+    literal = text.replace('grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)', "grid = (1024,)")
+    assert literal != text
+    twin = translate(read_module(literal))
+    assert "const int64_t hv_rows = int64_t(2048);" in twin.launcher  # 1024 programs x BLOCK_ROWS 2
+
+
+def test_module_without_arguments_table_is_refused():
+    with pytest.raises(NoTwin, match="ARGUMENTS"):
+        translate(read_module("import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n"))
+
+
+@needs_nvcc
+def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
+    out = tmp_path / "small_model"
+    shutil.copytree(SHOWCASE / "small_model", out)
+    result = harvest("twin", str(out), cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "reduction: 9 of 9 translated" in result.stderr and "pointwise: 4 of 4 translated" in result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    entries = [k["twin"] for g in manifest["graphs"] for k in g["kernels"]]
+    assert all(e["status"] == "ok" and e["nvcc"] == "compiles for sm_90" for e in entries)
+    cu = out / "g0_forward" / "twin" / "softmax_kernel.cu"
+    module = out / "g0_forward" / "twin" / "softmax_kernel_twin.py"
+    assert cu.is_file() and module.is_file()
+    assert manifest["generated_files"]["g0_forward/twin/softmax_kernel.cu"]
+    assert "CUDA twins" in (out / "report.md").read_text()
+    # without a GPU the twin module says so in one line
+    run = subprocess.run(["python", str(module)], capture_output=True, text=True, cwd=out)
+    assert run.returncode != 0 and "needs a GPU" in run.stderr
+    # a hand-edited twin is kept
+    cu.write_text(cu.read_text() + "// tuned by hand\n")
+    again = harvest("twin", str(out), "--no-compile", cwd=ROOT)
+    assert again.returncode == 0 and "kept your edited" in again.stderr
+    assert cu.read_text().endswith("// tuned by hand\n")
+    # the same input twice gives the same bytes
+    first = (out / "g0_forward" / "twin" / "layer_norm_fwd_kernel.cu").read_bytes()
+    harvest("twin", str(out / "g0_forward" / "layer_norm_fwd_kernel.py"), "--no-compile", cwd=ROOT)
+    assert (out / "g0_forward" / "twin" / "layer_norm_fwd_kernel.cu").read_bytes() == first
+    assert cu.read_text().endswith("// tuned by hand\n")  # another kernel's twin untouched
+
+
+def test_twin_of_a_path_outside_an_extraction_is_a_usage_error(tmp_path):
+    result = harvest("twin", str(tmp_path), cwd=ROOT)
+    assert result.returncode == 2 and "not inside an extraction" in result.stderr
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
+    """The six real models' CUDA output_code (captured on the H200) read as artifacts; every kernel's twin is
+    written and compiled by nvcc, or has a reason."""
+    counts = {}
+    for model in sorted((CUDA_FIXTURES / "models").iterdir()):
+        for graph in sorted(model.glob("*.py")):
+            out = tmp_path / f"{model.name}_{graph.stem}"
+            extracted = harvest("extract", str(graph), "-o", str(out), "-q", cwd=ROOT)
+            assert extracted.returncode == 0, extracted.stderr
+            result = harvest("twin", str(out), "-q", cwd=ROOT)
+            assert result.returncode == 0, result.stderr
+            manifest = json.loads((out / "manifest.json").read_text())
+            for kernel in (k for g in manifest["graphs"] for k in g["kernels"] if k.get("module")):
+                kind = "pointwise" if kernel["kind"] == "pointwise" else "reduction"
+                row = counts.setdefault(kind, [0, 0])
+                row[0] += 1
+                row[1] += kernel["twin"]["status"] == "ok"
+                assert kernel["twin"]["status"] in ("ok", "no twin"), kernel["twin"]
+    print(counts)
+    assert counts["pointwise"][0] == counts["pointwise"][1]
+    assert counts["reduction"][1] >= 0.8 * counts["reduction"][0]
