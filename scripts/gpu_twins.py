@@ -116,11 +116,15 @@ def main() -> int:
             except Exception as exc:  # one twin's failure must not hide the others
                 ok, timing = False, None
                 log.write(f"raised {type(exc).__name__}: {exc}\n")
+            figures = (timing or {}).get("timings", {})
+            quantiles = {side: [figures[side][key] for key in ("median_ms", "p20_ms", "p80_ms")] for side in ("twin", "kernel")
+                         if "median_ms" in figures.get(side, {})}
             row = {"extraction": extraction.name, "kernel": twin["kernel"], "kind": twin["kind"], "check": "ok" if ok else "FAIL",
-                   "twin_ms": timing["twin_ms"] if timing else None, "triton_ms": timing["triton_ms"] if timing else None,
-                   "log": log.getvalue()}
+                   "twin_ms": quantiles.get("twin"), "triton_ms": quantiles.get("kernel"),
+                   "copy_gbps": (timing or {}).get("copy_gbps"), "log": log.getvalue()}
+            timing = timing if row["twin_ms"] and row["triton_ms"] else None
             rows.append(row)
-            ratio = f"{timing['twin_ms'][0] / timing['triton_ms'][0]:.2f}" if timing else "-"
+            ratio = f"{row['twin_ms'][0] / row['triton_ms'][0]:.2f}" if timing else "-"
             print(f"{row['check']:4s} {extraction.name}/{twin['kernel']} ({twin['kind']}) twin/triton {ratio}", flush=True)
             if not ok:
                 print(log.getvalue()[-1500:], flush=True)

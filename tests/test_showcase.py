@@ -4,6 +4,7 @@ captures, and read the way the naming scheme promises."""
 import io
 import json
 import re
+import shutil
 import tokenize
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from conftest import ROOT
 
 from harvest.api import extract
+from harvest.twin_command import twin_command
 
 # Under extracted/h200/ so that `harvest extract examples/<ex>.py` (default extracted/<ex>) never overwrites them.
 SHOWCASES = sorted(p.parent for p in (ROOT / "extracted/h200").glob("*/manifest.json"))
@@ -31,8 +33,14 @@ def test_showcases_exist_and_come_from_a_gpu():
 
 @pytest.mark.parametrize("showcase", SHOWCASES, ids=lambda p: p.name)
 def test_replaying_the_raw_capture_gives_identical_files(showcase, tmp_path):
+    """extract from raw/, then the steps the showcase had: `harvest twin` when its kernels have twins."""
     out = tmp_path / showcase.name
     extract(showcase / "raw", out)
+    manifest = json.loads((showcase / "manifest.json").read_text())
+    if any("twin" in k for g in manifest["graphs"] for k in g["kernels"]):
+        if shutil.which("nvcc") is None:
+            pytest.skip("the showcase's twins were checked by nvcc; there is none here")
+        twin_command(out)
     assert _files(out) == _files(showcase)
 
 
