@@ -85,7 +85,7 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
             entries.append((graph, kernel, module))
     if not entries:
         raise UsageError(f"no kernel module under {path}: nothing to translate (a kernel that is not standalone has no module)")
-    for graph, kernel, module in entries:
+    for _graph, kernel, module in entries:
         stem = Path(module).stem
         outcome = TwinOutcome(module, kernel.get("display_name") or kernel["name"], kernel.get("kind", "?"), "ok")
         try:
@@ -104,7 +104,7 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
     if compile_check:
         run.compiled_with = _compile_all(run.outcomes, files, arch, on_progress)
     by_module = {o.module: o for o in run.outcomes}
-    for graph, kernel, module in entries:
+    for _graph, kernel, module in entries:
         outcome = by_module[module]
         entry = {"status": outcome.status}
         if outcome.status == "ok":

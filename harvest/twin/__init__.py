@@ -1,0 +1,40 @@
+"""The CUDA C++ twin of an extracted Triton kernel: the same computation, one element (or one row) per CUDA thread.
+
+Input is the text of an extracted kernel module, read as data with `ast` (never imported): the kernel between its
+`# >>> kernel` markers, CONFIG, ARGUMENTS (dtypes of the pointers, values of the scalars) and the grid of launch().
+Output is CUDA C++ source (`extern "C" __global__`, only CUDA headers) and the C++ launcher that load_inline builds.
+
+How a Triton program maps onto CUDA threads:
+- pointwise (one or two program axes): one thread per element, grid-stride loop; flat 1-D kernels whose loads and
+  stores are at the element's own index move 16 bytes per access when the pointers allow it (aligned fast path,
+  scalar tail).
+- reductions (rows x reduction axis): one thread block per row, its threads stride over the row. Inductor's own
+  reduction loops become the threads' loops (each thread folds its share of every accumulator); a persistent
+  reduction gets one loop per reduction, recomputing the row's values it needs. Per-thread partials are combined
+  with warp shuffles and a block-wide pass through shared memory.
+A kernel outside the subset raises NoTwin with the reason; there is never a twin that computes something else.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from harvest.twin.body import find_axes, program_numels
+from harvest.twin.facts import ModuleFacts, NoTwin, TwinSource, read_module
+from harvest.twin.pointwise import translate_pointwise
+from harvest.twin.reduction import translate_reduction
+
+__all__ = ["NoTwin", "TwinSource", "read_module", "translate"]
+
+
+def translate(facts: ModuleFacts) -> TwinSource:
+    """The CUDA twin of a kernel, or NoTwin with the reason."""
+    axes = find_axes(facts)
+    facts = program_numels(facts, axes)
+    has_loop = any(isinstance(s, ast.For) for s in facts.body)
+    if axes.reduction_base is None and not has_loop:
+        return translate_pointwise(facts, axes)
+    if len(axes.program) != 1 or 0 not in axes.program:
+        raise NoTwin("a reduction over more than one program axis")
+    return translate_reduction(facts, axes, has_loop)
+

@@ -1,0 +1,215 @@
+"""The structure of a kernel body that both shapes share: which variables index the program axes and the
+reduction, the leading constants, the parameters, and the finished .cu and launcher text."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+
+from harvest.resources import load_template
+from harvest.twin.cpp import Emitter, Var
+from harvest.twin.facts import FLOATS, ModuleFacts, NoTwin, TwinSource, _dotted
+
+
+@dataclass
+class Axes:
+    """The roles of the kernel's index variables, found from how they are defined."""
+
+    program: dict[int, str] = field(default_factory=dict)  # program axis -> its index variable
+    offsets: dict[str, int] = field(default_factory=dict)  # `tl.program_id(k) * BLOCK` variables -> k
+    blocks: dict[int, str] = field(default_factory=dict)  # program axis -> its BLOCK constexpr
+    reduction_base: str | None = None  # `tl.arange(0, R_BLOCK)` (looped) or the reduction index (persistent)
+    reduction_block: str | None = None
+
+
+def find_axes(facts: ModuleFacts) -> Axes:
+    axes = Axes()
+    for stmt in facts.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        name, value = stmt.targets[0].id, stmt.value
+        axis = _program_offset(value)
+        if axis is not None:
+            axes.offsets[name] = axis
+            if isinstance(value.right, ast.Name):
+                axes.blocks[axis] = value.right.id
+            continue
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            left, right = value.left, value.right
+            if isinstance(left, ast.Name) and left.id in axes.offsets and _arange_block(right):
+                axes.program[axes.offsets[left.id]] = name
+                continue
+        block = _arange_block(value)
+        if block is not None:
+            if axes.reduction_base is not None:
+                raise NoTwin("more than one reduction axis")
+            axes.reduction_base, axes.reduction_block = name, block
+    for stmt in facts.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and _dotted(node.func) in ("tl.num_programs", "tl.make_block_ptr", "tl.advance",
+                                                                       "tl.reshape", "tl.view", "tl.trans", "tl.permute",
+                                                                       "tl.dot", "tl.cumsum", "tl.associative_scan", "tl.reduce",
+                                                                       "tl.sort", "tl.histogram", "tl.gather", "tl.split", "tl.join"):
+                raise NoTwin(f"uses {_dotted(node.func)}")
+            if isinstance(node, ast.Call) and _dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, node, axes):
+                raise NoTwin("uses tl.program_id outside the block-offset pattern")
+    return axes
+
+
+def program_numels(facts: ModuleFacts, axes: Axes) -> ModuleFacts:
+    """A launch with the run's literal grid (N programs) covers N * BLOCK indices along that axis; the kernel's own
+    masks keep the overshoot out, as they do in Triton."""
+    grid = list(facts.grid)
+    for axis, element in enumerate(grid):
+        if isinstance(element, ast.Constant) and isinstance(element.value, int):
+            block = axes.blocks.get(axis)
+            if block not in facts.constexprs:
+                raise NoTwin(f"the launch grid's axis {axis} is a literal {element.value} and the kernel's block size is unknown")
+            grid[axis] = ast.Constant(element.value * facts.constexprs[block])
+    return replace(facts, grid=tuple(grid))
+
+
+def _program_offset(value: ast.expr) -> int | None:
+    """`tl.program_id(k) * BLOCK` (optionally `.to(tl.int64)`) -> k."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        call = value.left
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+            call = call.func.value
+        if isinstance(call, ast.Call) and _dotted(call.func) == "tl.program_id" and call.args and isinstance(call.args[0], ast.Constant):
+            return int(call.args[0].value)
+    return None
+
+
+def _inside_offset(stmt: ast.stmt, node: ast.Call, axes: Axes) -> bool:
+    return (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in axes.offsets)
+
+
+def _arange_block(value: ast.expr) -> str | None:
+    """`tl.arange(0, B)[...]` -> B."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call) and _dotted(value.func) == "tl.arange" and len(value.args) == 2:
+        block = value.args[1]
+        if isinstance(block, ast.Name):
+            return block.id
+        if isinstance(block, ast.Constant):
+            return str(block.value)
+    return None
+
+
+def _assigned_names(body: tuple[ast.stmt, ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.For) else []
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        counts[name.id] = counts.get(name.id, 0) + 1
+    return counts
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _defines(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, ast.Assign):
+        return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _uses(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, ast.Assign):
+        return _names_in(stmt.value)
+    return _names_in(stmt)
+
+
+def _split_prologue(facts: ModuleFacts, axes: Axes) -> tuple[list[ast.stmt], list[ast.stmt], dict[str, int]]:
+    """Leading constant assignments (`xnumel = 1024`, `rnumel = r0_numel`) and the rest; known integer constants."""
+    known = dict(facts.constexprs)
+    allowed = set(facts.params) | set(facts.constexprs)
+    prologue = []
+    index = 0
+    for index, stmt in enumerate(facts.body):  # noqa: B007 - `index` is where the prologue ends
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            break
+        name = stmt.targets[0].id
+        if name in axes.offsets or any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)) or not _names_in(stmt.value) <= allowed:
+            break
+        prologue.append(stmt)
+        allowed.add(name)
+        try:
+            known[name] = int(eval(compile(ast.Expression(stmt.value), "<constant>", "eval"), {"__builtins__": {}}, dict(known)))  # noqa: S307 - names are only known ints
+        except Exception:  # a runtime parameter: not a known constant
+            known.pop(name, None)
+    else:
+        index = len(facts.body)
+    return prologue, list(facts.body[index:]) if index < len(facts.body) else [], known
+
+
+def _host_expr(node: ast.expr, known: dict[str, int], params: tuple[str, ...]) -> str:
+    """A numel expression of launch() in C++ over the launcher's int64_t scalars."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return f"int64_t({node.value})"
+    if isinstance(node, ast.Name):
+        if node.id in params:
+            return node.id
+        if node.id in known:
+            return f"int64_t({known[node.id]})"
+    if isinstance(node, ast.BinOp):
+        symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "/"}.get(type(node.op))
+        if symbol:
+            return f"({_host_expr(node.left, known, params)} {symbol} {_host_expr(node.right, known, params)})"
+    raise NoTwin(f"launch size {ast.unparse(node)!r} is not an integer expression of the launch arguments")
+
+
+def _start(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], list[str]]:
+    """An emitter with the kernel parameters bound, the parameter list and the launcher's arguments."""
+    out = Emitter(facts)
+    out.mutable = {name for name, count in _assigned_names(facts.body).items() if count > 1}
+    signature, launcher_args = [], []
+    for name in facts.params:
+        dtype = facts.arg_dtypes[name]
+        cname = out.fresh(name + "_param" if name in shadowed else name)
+        out.taken.add(cname)
+        ctype = out.ctype(dtype)
+        if _is_pointer(facts, name):
+            const = "" if name in facts.stored else "const "
+            signature.append(f"{const}{ctype}* {cname}")
+            launcher_args.append(f"reinterpret_cast<{const}{ctype}*>({name}.data_ptr())")
+            out.bind(name, Var(cname, dtype, 1))
+        else:
+            signature.append(f"{ctype} {cname}")
+            launcher_args.append(f"static_cast<{ctype}>({name})")
+            out.bind(name, Var(cname, dtype, 1))
+    return out, signature, launcher_args
+
+
+def _is_pointer(facts: ModuleFacts, name: str) -> bool:
+    return name in facts.pointer_params
+
+
+def _launcher_params(facts: ModuleFacts) -> list[str]:
+    return [f"torch::Tensor {n}" if _is_pointer(facts, n) else ("double " if facts.arg_dtypes[n] in FLOATS else "int64_t ") + n
+            for n in facts.params]
+
+
+def _index_dtype(facts: ModuleFacts, offset_name: str) -> str:
+    stmt = next(s for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and s.targets[0].id == offset_name)
+    return "i64" if ".to(tl.int64)" in ast.unparse(stmt.value) else "i32"
+
+
+def _finish(facts: ModuleFacts, out: Emitter, signature: list[str], launcher_args: list[str], launch_lines: list[str],
+            shape: str, notes: list[str]) -> TwinSource:
+    uses = out.uses
+    cuda = load_template("twin.cu.j2").render( kernel_name=facts.name, signature=",\n    ".join(signature), body="\n".join(out.lines), uses=uses,
+        shape=shape, notes=notes,
+    )
+    params = _launcher_params(facts)
+    declaration = f"void launch({', '.join(params)});"
+    launcher = load_template("twin_launcher.cu.j2").render( kernel_name=facts.name, params=", ".join(params), launch_lines=launch_lines,
+        arguments=",\n        ".join(launcher_args),
+    )
+    return TwinSource(facts.name, cuda, launcher, declaration, facts.params, shape, tuple(notes))
+

@@ -1,0 +1,372 @@
+"""Row reductions: one thread block per row, its threads striding over the row; per-thread partials folded the way
+the kernel folds them, then combined by warp shuffles and shared memory."""
+
+from __future__ import annotations
+
+import ast
+
+from harvest.twin.body import (
+    Axes,
+    _defines,
+    _finish,
+    _host_expr,
+    _index_dtype,
+    _names_in,
+    _split_prologue,
+    _start,
+    _uses,
+)
+from harvest.twin.cpp import Emitter, Value, Var, literal
+from harvest.twin.expressions import Expressions, Statements
+from harvest.twin.facts import CTYPES, FLOATS, ModuleFacts, NoTwin, TwinSource, _dotted
+from harvest.twin.pointwise import _aliases
+
+# Reductions over the row: name -> (combine functor, identity kind)
+REDUCTIONS = {
+    "sum": ("hv::Sum", "zero"), "max2": ("hv::MaxNan", "lowest"), "min2": ("hv::MinNan", "highest"),
+    "max": ("hv::Max", "lowest"), "min": ("hv::Min", "highest"), "prod": ("hv::Prod", "one"), "any": ("hv::Any", "zero"),
+}
+
+
+# How each accumulator of an Inductor reduction loop is updated, and the reduction that must end it.
+LOOP_COMBINES = {"+": ("sum",), "maximum": ("max2", "max"), "minimum": ("min2", "min"), "*": ("prod",),
+                 "|": ("any",), "welford_reduce": ("welford",), "online_softmax_combine": ("online_softmax_reduce",),
+                 "maximum_with_index": ("max_with_index",), "minimum_with_index": ("min_with_index",)}
+
+
+ROW_REDUCTIONS = {"tl.sum": "sum", "tl.max": "max", "tl.min": "min", "triton_helpers.max2": "max2", "triton_helpers.min2": "min2",
+                  "triton_helpers.prod": "prod", "triton_helpers.any": "any", "triton_helpers.welford": "welford",
+                  "triton_helpers.max_with_index": "max_with_index", "triton_helpers.min_with_index": "min_with_index",
+                  "triton_helpers.online_softmax_reduce": "online_softmax_reduce"}
+
+
+ARITY = {"welford": 3, "max_with_index": 2, "min_with_index": 2, "online_softmax_reduce": 2}
+
+
+def _reduction_call(value: ast.expr) -> tuple[str, list[ast.expr], ast.Call] | None:
+    """`tl.sum(x, 1)[:, None]` (optionally `.to(dtype)`) and friends -> (kind, reduced arguments, call)."""
+    while isinstance(value, ast.Subscript) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                                               and value.func.attr == "to" and isinstance(value.func.value, (ast.Subscript, ast.Call))):
+        value = value.value if isinstance(value, ast.Subscript) else value.func.value
+    if not isinstance(value, ast.Call) or _dotted(value.func) not in ROW_REDUCTIONS:
+        return None
+    kind = ROW_REDUCTIONS[_dotted(value.func)]
+    count = ARITY.get(kind, 1)
+    axis = value.args[count] if len(value.args) > count else next((k.value for k in value.keywords if k.arg in ("axis", "dim")), None)
+    if not (isinstance(axis, ast.Constant) and axis.value in (1, -1)):
+        raise NoTwin(f"a reduction over axis {ast.unparse(axis) if axis is not None else '?'} (the twin reduces rows: axis 1)")
+    return kind, value.args[:count], value
+
+
+def _identity(kind: str, dtype: str) -> str:
+    if kind in ("sum", "any"):
+        return literal(0, dtype)
+    if kind == "prod":
+        return literal(1, dtype)
+    big = float("inf") if dtype in FLOATS else (2 ** (8 * CTYPES[dtype][1] - (0 if dtype.startswith("u") else 1)) - 1)
+    small = float("-inf") if dtype in FLOATS else (0 if dtype.startswith("u") else -(2 ** (8 * CTYPES[dtype][1] - 1)))
+    return literal(small if kind in ("max", "max2", "max_with_index") else big, dtype)
+
+
+class RowReductions:
+    """Block-wide combination of per-thread partials, and the per-thread folding that feeds it."""
+
+    def __init__(self, out: Emitter):
+        self.out = out
+
+    def state(self, kind: str, values: list[Value], fast: str = "false") -> tuple[str, str, list[tuple[str, str]]]:
+        """(C++ type of the partial, its value from `values`, [(field, dtype)] of the result)."""
+        out = self.out
+        if kind == "welford":
+            out.uses.welford = True
+            return "hv::Welford", f"hv::Welford{{{', '.join(out.cast(v, 'fp32') for v in values)}}}", [(".mean", "fp32"), (".m2", "fp32"), (".weight", "fp32")]
+        if kind == "online_softmax_reduce":
+            out.uses.softmax = True
+            return "hv::SoftmaxState", f"hv::SoftmaxState{{{', '.join(out.cast(v, 'fp32') for v in values)}}}", [(".max", "fp32"), (".sum", "fp32")]
+        if kind in ("max_with_index", "min_with_index"):
+            out.uses.argminmax = True
+            value, index = values
+            vtype, itype = _concrete(value.dtype), _concrete(index.dtype)
+            ctype = f"hv::ValueIndex<{out.ctype(vtype)}, {out.ctype(itype)}>"
+            return ctype, f"{ctype}{{{out.cast(value, vtype)}, {out.cast(index, itype)}}}", [(".value", vtype), (".index", itype)]
+        (value,) = values
+        dtype = _concrete(value.dtype)
+        return out.ctype(dtype), out.cast(value, dtype), [("", dtype)]
+
+    def combiner(self, kind: str, fast: str = "false") -> str:
+        if kind == "welford":
+            return "hv::WelfordCombine()"
+        if kind == "online_softmax_reduce":
+            return f"hv::SoftmaxCombine<{fast}>()"
+        if kind == "max_with_index":
+            return "hv::ArgMax()"
+        if kind == "min_with_index":
+            return "hv::ArgMin()"
+        return REDUCTIONS[kind][0] + "()"
+
+    def identity(self, kind: str, ctype: str, fields: list[tuple[str, str]]) -> str:
+        if kind == "welford":
+            return "hv::Welford{0.0f, 0.0f, 0.0f}"
+        if kind == "online_softmax_reduce":
+            return "hv::SoftmaxState{-INFINITY, 0.0f}"
+        if kind in ("max_with_index", "min_with_index"):
+            (_, vtype), (_, itype) = fields
+            index = literal(2 ** (8 * CTYPES[itype][1] - 1) - 1, itype)
+            return f"{ctype}{{{_identity('max' if kind == 'max_with_index' else 'min', vtype)}, {index}}}"
+        return _identity(kind, fields[0][1])
+
+
+def _concrete(dtype: str) -> str:
+    return "i32" if dtype == "int" else "fp32" if dtype == "float" else dtype
+
+
+def _softmax_fast(call: ast.Call) -> str:
+    flag = call.args[3] if len(call.args) > 3 else next((k.value for k in call.keywords if k.arg == "use_fast_math"), None)
+    return "true" if isinstance(flag, ast.Constant) and flag.value else "false"
+
+
+def _targets(stmt: ast.Assign) -> list[str]:
+    target = stmt.targets[0]
+    elements = target.elts if isinstance(target, ast.Tuple) else [target]
+    if not all(isinstance(e, ast.Name) for e in elements):
+        raise NoTwin(f"assignment to {ast.unparse(target)!r}")
+    return [e.id for e in elements]
+
+
+def _bind_result(out: Emitter, statements: Statements, stmt: ast.Assign, result: str, fields: list[tuple[str, str]]) -> None:
+    names = _targets(stmt)
+    if len(names) != len(fields):
+        raise NoTwin(f"{len(names)} names for a reduction with {len(fields)} results")
+    cast = _final_cast(stmt.value)
+    for name, (suffix, dtype) in zip(names, fields):
+        value = Value(f"{result}{suffix}", dtype)
+        if cast is not None:
+            target = statements.x.dtype_of(cast)
+            value = Value(out.cast(value, target), target)
+        statements.store_name(name, value)
+
+
+def _final_cast(value: ast.expr) -> ast.expr | None:
+    """The dtype of a trailing `.to(dtype)` around a reduction, if any."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" and value.args:
+        return value.args[0]
+    return None
+
+
+def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
+    """Every accumulator a reduction loop carries must be folded by a combine that its final reduction undoes
+    (sum then tl.sum, maximum then max2, welford_reduce then welford, ...): only then may each CUDA thread fold its
+    own share of the row first."""
+    assigned = {n for s in loop.body for n in _defines(s)}
+    carried = sorted(assigned & outer)
+    definitions = {}
+    for stmt in loop.body:
+        if isinstance(stmt, ast.Assign):
+            for name in _defines(stmt):
+                definitions[name] = stmt.value
+    for acc in carried:
+        update = definitions[acc]
+        if isinstance(update, ast.Call) and _dotted(update.func) == "tl.where" and len(update.args) == 3 \
+                and isinstance(update.args[2], ast.Name) and update.args[2].id == acc:
+            update = update.args[1]
+        kind = None
+        if isinstance(update, ast.Name) and update.id in definitions:
+            source = definitions[update.id]
+            if isinstance(source, ast.BinOp) and acc in _names_in(source) and type(source.op) in (ast.Add, ast.Mult, ast.BitOr):
+                kind = {ast.Add: "+", ast.Mult: "*", ast.BitOr: "|"}[type(source.op)]
+            elif isinstance(source, ast.Call) and _dotted(source.func).split(".")[-1] in LOOP_COMBINES and acc in _names_in(source):
+                kind = _dotted(source.func).split(".")[-1]
+        if kind is None:
+            # tuple combines: `acc_next, ... = welford_reduce(...)` then `acc = tl.where(mask, acc_next, acc)`
+            for stmt in loop.body:
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple) and isinstance(update, ast.Name) \
+                        and update.id in _defines(stmt) and isinstance(stmt.value, ast.Call):
+                    name = _dotted(stmt.value.func).split(".")[-1]
+                    if name in LOOP_COMBINES and acc in _names_in(stmt.value):
+                        kind = name
+        if kind is None:
+            raise NoTwin(f"accumulator {acc} is updated in a way the twin cannot split across threads")
+        finals = LOOP_COMBINES[kind]
+        for stmt in after:
+            if acc in _uses(stmt):
+                call = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
+                if call is None or call[0] not in finals:
+                    raise NoTwin(f"accumulator {acc} is used after its loop other than by its reduction ({', '.join(finals)})")
+
+
+def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSource:
+    prologue, body, known = _split_prologue(facts, axes)
+    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
+    out, signature, launcher_args = _start(facts, shadowed)
+    out.uses.reduce = True
+    exprs = Expressions(out, axes)
+    row_statements = Statements(out, exprs, row_level_stores=True)
+    lane_statements = Statements(out, exprs)
+    reductions = RowReductions(out)
+    for stmt in prologue:
+        row_statements.statement(stmt)
+    row_name = axes.program[0]
+    offset_name = next(n for n, k in axes.offsets.items() if k == 0)
+    row_dtype = _index_dtype(facts, offset_name)
+    body = [s for s in body if not (_defines(s) & {offset_name, row_name})]
+    if any(offset_name in _uses(s) for s in body):
+        raise NoTwin(f"the block offset {offset_name} is used beyond the row index")
+    loops = [s for s in body if isinstance(s, ast.For)]
+    if looped:
+        rnumel_node = _loop_range(loops[0], axes)[1]
+    else:
+        rnumel_node = _persistent_numel(body, axes, facts)
+    rows = exprs(facts.grid[0])
+    rnumel = exprs(rnumel_node)
+    out.emit(f"const int64_t hv_rows = {rows.code};")
+    out.emit(f"// one thread block per row; its threads stride over the row's {ast.unparse(rnumel_node)} elements")
+    out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
+    out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
+    if looped:
+        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions)
+    else:
+        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel)
+    out.close()
+    launch_lines = [
+        f"const int64_t hv_rows = {_host_expr(facts.grid[0], known, facts.params)};",
+        f"const int64_t hv_rnumel = {_host_expr(rnumel_node, known, facts.params)};",
+        "if (hv_rows <= 0) return;",
+        "int hv_threads = 32;  // a power of two from 32 to 512, about one element per thread per pass",
+        "while (hv_threads < hv_rnumel && hv_threads < 512) hv_threads *= 2;",
+        "const int64_t hv_blocks = std::min<int64_t>(hv_rows, 2147483647);",
+    ]
+    notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
+             "per-thread partials combined by warp shuffles and shared memory"]
+    if not looped:
+        notes.append("each reduction is its own pass over the row (the row's values are recomputed, not kept in registers)")
+    return _finish(facts, out, signature, launcher_args, launch_lines, "reduction", notes)
+
+
+def _loop_range(loop: ast.For, axes: Axes) -> tuple[ast.expr, ast.expr]:
+    call = loop.iter
+    if not (isinstance(call, ast.Call) and _dotted(call.func) in ("range", "tl.range", "tl.static_range") and len(call.args) == 3):
+        raise NoTwin(f"loop over {ast.unparse(call)!r}")
+    start, stop, step = call.args
+    if not (isinstance(start, ast.Constant) and start.value == 0 and isinstance(step, ast.Name) and step.id == axes.reduction_block):
+        raise NoTwin(f"loop {ast.unparse(call)!r} is not `range(0, numel, R_BLOCK)`")
+    if not isinstance(loop.target, ast.Name) or loop.orelse:
+        raise NoTwin("loop target is not a name")
+    return start, stop
+
+
+def _persistent_numel(body: list[ast.stmt], axes: Axes, facts: ModuleFacts) -> ast.expr:
+    names = _aliases(body, axes.reduction_base)
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Compare) and isinstance(stmt.value.left, ast.Name) \
+                and stmt.value.left.id in names and isinstance(stmt.value.ops[0], ast.Lt):
+            return stmt.value.comparators[0]
+    block = axes.reduction_block
+    if block in facts.constexprs:
+        return ast.Constant(facts.constexprs[block])
+    raise NoTwin("cannot tell how long a row is")
+
+
+def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions) -> None:
+    defined: set[str] = set()
+    for position, stmt in enumerate(body):
+        if isinstance(stmt, ast.For):
+            _check_loop(stmt, body[position + 1 :], defined)
+            _, stop = _loop_range(stmt, axes)
+            stop_code = exprs(stop)
+            variable = stmt.target.id
+            cname = out.fresh(variable)
+            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += blockDim.x) {{")
+            out.bind(variable, Var(cname, "i32", len(out.scopes)))
+            out.open(f"if ({cname} + static_cast<int32_t>(threadIdx.x) < {stop_code.code}) {{")
+            for inner in stmt.body:
+                if isinstance(inner, ast.For):
+                    raise NoTwin("a loop inside a reduction loop")
+                lane_statements.statement(inner)
+            out.close()
+            out.close()
+            continue
+        if _defines(stmt) == {axes.reduction_base}:
+            out.declare(axes.reduction_base, "i32", "static_cast<int32_t>(threadIdx.x)")
+            defined.add(axes.reduction_base)
+            continue
+        reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
+        if reduction is not None:
+            kind, arguments, call = reduction
+            values = [exprs(a) for a in arguments]
+            fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
+            ctype, partial, fields = reductions.state(kind, values, fast)
+            result = out.fresh("hv_" + kind.replace("_", ""))
+            out.emit(f"const {ctype} {result} = hv::block_reduce({partial}, {reductions.combiner(kind, fast)});")
+            out.bind(f" {result}", Var(result, "", len(out.scopes)))
+            _bind_result(out, row_statements, stmt, result, fields)
+        else:
+            row_statements.statement(stmt)
+        defined |= _defines(stmt)
+
+
+def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value) -> None:
+    lane_level = {axes.reduction_base}
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and _reduction_call(stmt.value) is None and _uses(stmt) & lane_level:
+            lane_level |= _defines(stmt)
+    pending: list[ast.stmt] = []  # lane-level definitions, computed inside the passes that need them
+    effects = [i for i, s in enumerate(body) if isinstance(s, ast.Expr) and _uses(s) & lane_level]
+    last_effect = effects[-1] if effects else -1
+    deferred: list[ast.stmt] = []
+
+    def closure(needed: set[str]) -> list[ast.stmt]:
+        chosen = []
+        for stmt in reversed(pending):
+            if _defines(stmt) & needed:
+                chosen.append(stmt)
+                needed |= _uses(stmt)
+        return list(reversed(chosen))
+
+    def open_pass(statements_needed: list[ast.stmt]) -> None:
+        """A pass of the block's threads over the row, with the lane-level statements it needs."""
+        out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += blockDim.x) {{")
+        out.emit("const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);")
+        out.open(f"if (hv_r < {rnumel.code}) {{")
+        out.declare(axes.reduction_base, "i32", "hv_r")
+        for stmt in statements_needed:
+            lane_statements.statement(stmt)
+
+    def close_pass() -> None:
+        out.close()
+        out.close()
+
+    for position, stmt in enumerate(body):
+        if _defines(stmt) == {axes.reduction_base}:
+            continue
+        reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
+        if reduction is not None:
+            kind, arguments, call = reduction
+            fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
+            needed = set().union(*(_names_in(a) for a in arguments))
+            start = len(out.lines)
+            partial = out.fresh("hv_partial")
+            open_pass(closure(needed))
+            ctype, value, fields = reductions.state(kind, [exprs(a) for a in arguments], fast)
+            out.emit(f"{partial} = {reductions.combiner(kind, fast)}({partial}, {value});")
+            close_pass()
+            identity = reductions.identity(kind, ctype, fields)
+            out.lines.insert(start, "    " * out.indent + f"{ctype} {partial} = {identity};")
+            out.bind(f" {partial}", Var(partial, "", len(out.scopes)))
+            result = out.fresh("hv_" + kind.replace("_", ""))
+            out.emit(f"const {ctype} {result} = hv::block_reduce({partial}, {reductions.combiner(kind, fast)});")
+            out.bind(f" {result}", Var(result, "", len(out.scopes)))
+            _bind_result(out, row_statements, stmt, result, fields)
+            continue
+        if _defines(stmt) & lane_level:
+            pending.append(stmt)
+            continue
+        if isinstance(stmt, ast.Expr) and _uses(stmt) & lane_level:
+            deferred.append(stmt)
+            if position == last_effect:
+                open_pass(closure(set().union(*(_uses(s) for s in deferred))) + deferred)
+                close_pass()
+            continue
+        row_statements.statement(stmt)
+
