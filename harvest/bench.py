@@ -111,11 +111,12 @@ def kernel_function_name(module_source: str, fallback: str) -> str:
 
 def ncu_command(module: Path, kernel: str, python: str = "python") -> list[str]:
     """Nsight Compute on one kernel: the module's --check launches it once on the recorded inputs; --kernel-name keeps
-    ncu to that kernel (not the reference's ATen kernels), --set full collects every section, -o writes
-    <module>.ncu-rep next to the module."""
+    ncu to that kernel (not the reference's ATen kernels), --set full collects every section, --clock-control none
+    leaves the GPU's clocks as they are (ncu would lock them to base otherwise), -o writes <module>.ncu-rep next to
+    the module."""
     report = module.with_suffix("")
-    return ["ncu", "--set", "full", "--kernel-name", kernel, "--launch-count", "1", "-f", "-o", shown(report),
-            python, shown(module), "--check"]
+    return ["ncu", "--set", "full", "--kernel-name", kernel, "--launch-count", "1", "--clock-control", "none", "-f",
+            "-o", shown(report), python, shown(module), "--check"]
 
 
 def ncu(selection: Selection, run: bool, on_progress: Progress) -> list[str]:
@@ -153,7 +154,8 @@ def twin_path(extraction: Path, graph: str, display_name: str) -> Path:
 
 
 def run_twin(path: Path, timeout: float = 600) -> dict:
-    """`python TWIN --bench --json FILE` in a child; its median/p20/p80 (timings["twin"], else ["kernel"])."""
+    """`python TWIN --bench --json FILE` in a child; its median/p20/p80: timings["twin"] (else ["kernel"]) in the schema
+    of timing.bench_result, or a [median, p20, p80] list under "twin_ms"."""
     with tempfile.TemporaryDirectory(prefix="harvest-twin-") as tmp:
         out = Path(tmp) / "twin.json"
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -166,13 +168,17 @@ def run_twin(path: Path, timeout: float = 600) -> dict:
             tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
             return {"error": f"--bench exited {done.returncode}: {tail[0]}"}
         try:
-            timings = json.loads(out.read_text(encoding="utf-8")).get("timings", {})
+            data = json.loads(out.read_text(encoding="utf-8"))
         except ValueError as exc:
             return {"error": f"its --json is not JSON ({exc})"}
+    timings = data.get("timings") or {}
     figures = timings.get("twin") or timings.get("kernel") or {}
-    if "median_ms" not in figures:
-        return {"error": "its --json has no timings['twin'] with median_ms"}
-    return {key: figures.get(key) for key in ("median_ms", "p20_ms", "p80_ms")}
+    if "median_ms" in figures:  # timing.bench_result's schema: timed by the lines harvest times with
+        return {key: figures.get(key) for key in ("median_ms", "p20_ms", "p80_ms")}
+    legacy = data.get("twin_ms")
+    if isinstance(legacy, list) and len(legacy) == 3:  # [median, p20, p80] from the twin's own timer
+        return {"median_ms": legacy[0], "p20_ms": legacy[1], "p80_ms": legacy[2], "note": "timed by the twin's own --bench, not harvest/timing.py"}
+    return {"error": "its --json has neither timings['twin'] (median_ms, p20_ms, p80_ms) nor twin_ms"}
 
 
 # -- orchestration -----------------------------------------------------------------------------------------------------

@@ -277,6 +277,8 @@ def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -
     if plan["check_only"]:
         entry["sweep"] = sweep(module, job["sweep"], device, True, None, 0.0)
         return entry
+    if not hasattr(module, "bench_inputs"):
+        raise RuntimeError("the module was written by an older harvest (no bench_inputs); replay the extraction to renew it: harvest extract <extraction dir>")
     steps = []
     inputs = module.bench_inputs(device)
     args = inputs[0]

@@ -130,8 +130,8 @@ def build_row(graph: dict, kernel: dict, entry: dict, graph_result: dict, twin: 
         notes.append("in graph: the profiler saw no launch of it")
     if graph_kernel.get("recorded_config") and graph_kernel.get("config") and not graph_kernel.get("pinned"):
         notes.append(f"in graph it ran config {graph_kernel['config']}, not the recorded one")
-    if twin.get("error"):
-        notes.append(f"twin: {twin['error']}")
+    if twin.get("error") or twin.get("note"):
+        notes.append(f"twin: {twin.get('error') or twin['note']}")
     if own.get("method", "").count("fell behind"):
         notes.append(own["method"].split("; ", 1)[1])
     return BenchRow(

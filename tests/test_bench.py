@@ -77,7 +77,7 @@ def test_ncu_command_targets_the_renamed_kernel_and_writes_next_to_the_module(tm
     monkeypatch.chdir(tmp_path)
     module = tmp_path / "out/g0_inference/square_square_kernel.py"
     assert ncu_command(module, "square_square_kernel") == [
-        "ncu", "--set", "full", "--kernel-name", "square_square_kernel", "--launch-count", "1", "-f",
+        "ncu", "--set", "full", "--kernel-name", "square_square_kernel", "--launch-count", "1", "--clock-control", "none", "-f",
         "-o", "out/g0_inference/square_square_kernel", "python", "out/g0_inference/square_square_kernel.py", "--check",
     ]
 
@@ -88,7 +88,7 @@ def test_ncu_prints_without_a_gpu_and_run_needs_one(tmp_path):
     done = harvest("bench", "pytorch_square/g1_inference", "--ncu", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        "ncu --set full --kernel-name mul_kernel --launch-count 1 -f -o pytorch_square/g1_inference/mul_kernel "
+        "ncu --set full --kernel-name mul_kernel --launch-count 1 --clock-control none -f -o pytorch_square/g1_inference/mul_kernel "
         "python pytorch_square/g1_inference/mul_kernel.py --check"
     )
     assert len(harvest("bench", "pytorch_square", "--ncu", cwd=tmp_path).stdout.strip().splitlines()) == 3
@@ -361,3 +361,11 @@ def test_bench_on_a_gpu_times_every_column(tmp_path):
         assert row[column], column
     assert 0.9 < row["extracted_over_in_graph"] < 1.1
     assert row["extracted_pct_copy"] > 80
+
+
+def test_the_twin_templates_own_json_joins_too(tmp_path):
+    twin = tmp_path / "k_twin.py"
+    twin.write_text("import json, sys\njson.dump({'kernel': 'k', 'twin_ms': [0.3, 0.29, 0.31], 'triton_ms': [0.2, 0.19, 0.21]}, open(sys.argv[-1], 'w'))\n")
+    figures = run_twin(twin)
+    assert (figures["median_ms"], figures["p20_ms"], figures["p80_ms"]) == (0.3, 0.29, 0.31)
+    assert "own --bench" in figures["note"]
