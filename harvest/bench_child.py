@@ -168,7 +168,7 @@ def jit_name(module, display_name: str) -> str:
     """The name the GPU knows the module's kernel by (the @triton.jit function's)."""
     from triton.runtime.jit import JITFunction
 
-    names = [v.__name__ for v in vars(module).values() if isinstance(v, JITFunction)]
+    names = [v.__name__ for v in vars(module).values() if isinstance(v, JITFunction) or type(v).__name__ == "InterpretedFunction"]
     return display_name if display_name in names or not names else names[0]
 
 

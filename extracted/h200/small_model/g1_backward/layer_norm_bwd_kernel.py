@@ -451,9 +451,11 @@ def time_gpu(fn, flush, warmup_ms=25.0, rep_ms=100.0, min_reps=10, max_reps=1000
     first_call_ms = (time.perf_counter() - started) * 1e3
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
+    queued = time.perf_counter()
     for _ in range(5):
         flush.zero_()
         fn()
+    host_ms_per_rep = (time.perf_counter() - queued) * 1e3 / 5  # the host's time to queue one repetition
     end.record()
     end.synchronize()
     estimate = max(start.elapsed_time(end) / 5, 1e-3)  # flush included: it sizes the warm-up and the repetitions
@@ -463,10 +465,11 @@ def time_gpu(fn, flush, warmup_ms=25.0, rep_ms=100.0, min_reps=10, max_reps=1000
     reps = max(min_reps, min(max_reps, int(rep_ms / estimate)))
     can_sleep = hasattr(torch.cuda, "_sleep")
     cycles_per_ms = _sleep_cycles_per_ms() if can_sleep else 0.0
-    host_ms_per_rep = 0.1  # a first guess of the host's time to queue one repetition; measured after each batch
     times, late = [], 0
     while len(times) < reps:
-        count = min(batch, reps - len(times))
+        # A batch the host queues in about 5 ms: short enough that CUDA's launch queue (about a thousand entries)
+        # never fills, so the host never waits mid-batch while the GPU drains the queue behind it.
+        count = min(batch, max(5, int(5.0 / max(host_ms_per_rep, 1e-3))), reps - len(times))
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         ahead_ms = 1.0 + 1.5 * count * host_ms_per_rep
