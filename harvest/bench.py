@@ -283,12 +283,32 @@ def child_env(check_only: bool) -> dict[str, str]:
     return env
 
 
+def compile_ahead(plan: dict, plan_path: Path, env: dict, on_progress: Progress, timeout: float = 600) -> None:
+    """Compile every kernel and swept config in parallel processes first (`bench_child --warm`): Triton compiles one
+    kernel in about a second of CPU, and the timing child, which must run alone, then loads them from its cache."""
+    items = len(plan["kernels"]) + sum(len(job.get("sweep") or []) for job in plan["kernels"])
+    workers = min(8, max(1, (os.cpu_count() or 2) // 2), items)
+    if items < 4 or workers < 2:
+        return
+    on_progress(f"compiling {items} kernels and configs in {workers} processes before timing (Triton's cache)")
+    children = [subprocess.Popen([sys.executable, "-m", "harvest.bench_child", "--warm", str(plan_path), str(k), str(workers)],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(workers)]
+    for child in children:
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
 def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bool = False) -> dict:
     """Run the bench child until every kernel has a result. A child that dies (a sticky CUDA error ends the process's
     use of the GPU) loses the kernel it was on; a new child continues with the rest, as long as each one gets further."""
     plan_path, results_path = work / "plan.json", work / "results.json"
     plan_path.write_text(json.dumps(plan), encoding="utf-8")
     env = child_env(plan["check_only"])
+    if not plan["check_only"]:
+        compile_ahead(plan, plan_path, env, on_progress)
     empty: dict = {"graphs": {}, "kernels": {}}
     done_before = 0
     while True:

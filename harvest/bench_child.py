@@ -1,6 +1,8 @@
 """Child side of `harvest bench`: everything that runs code on the GPU, in a process of its own.
 
-Run by harvest.bench as `python -m harvest.bench_child PLAN.json RESULTS.json`. harvest never imports the files it
+Run by harvest.bench as `python -m harvest.bench_child PLAN.json RESULTS.json` (and, before it, as
+`python -m harvest.bench_child --warm PLAN.json K N` in N processes that compile every kernel and swept config
+once, in parallel, into Triton's cache: compiling is CPU work, and the timing child then only loads binaries). harvest never imports the files it
 reads in its own process; this child runs them for the user, as the plan says:
 
   * each kernel module is imported by path and timed by its own bench() — the lines of harvest/timing.py it carries,
@@ -244,12 +246,15 @@ def op_table(fn, reps: int = 5) -> tuple[str, list[str]]:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    gpu = torch.cuda.is_available()
     fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    if gpu:
+        torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])) as prof:
         for _ in range(reps):
             fn()
-        torch.cuda.synchronize()
+        if gpu:
+            torch.cuda.synchronize()
     averages = prof.key_averages()
     table = ""
     for key in ("device_time_total", "cuda_time_total"):
@@ -287,21 +292,41 @@ def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -
     def own_bench() -> None:
         entry["bench"] = module.bench(device, copy_gbps=results.data["copy_gbps"], inputs=inputs)
 
-    def own_device() -> None:
-        found = device_times(lambda: module.launch(**args), [name], flush)[name]
-        summary = summarize(found)
-        entry["extracted_device"] = summary._asdict() if summary else None
-
-    steps += [("bench", own_bench), ("extracted device time", own_device)]
     tuner = getattr(graph_module, job["inductor"], None) if graph_module is not None else None
-    if tuner is not None:
+    launch_alone = alone(tuner, args, job.get("grid")) if tuner is not None else None
+
+    def profiled() -> None:
+        """The profiler's device times of the extracted kernel and (when there is one) Inductor's kernel alone, in
+        one session when their names differ: each call of the pair flushes L2 before each kernel."""
+        def own() -> None:
+            module.launch(**args)
+
+        pairs = [(own, name)]
+        if launch_alone is not None:
+            pairs.append((launch_alone, job["inductor"]))
+        sessions = [pairs] if len({n for _, n in pairs}) == len(pairs) else [[pair] for pair in pairs]
+        times: dict[str, list] = {}
+        for session in sessions:
+            def both(session=session) -> None:
+                for index, (fn, _) in enumerate(session):
+                    if index:
+                        flush.zero_()
+                    fn()
+
+            times.update(device_times(both, [n for _, n in session], flush))
+        mine = summarize(times.get(name, []))
+        entry["extracted_device"] = mine._asdict() if mine else None
+        if launch_alone is not None:
+            theirs = summarize(times.get(job["inductor"], []))
+            entry["inductor_alone_device"] = theirs._asdict() if theirs else None
+
+    steps += [("bench", own_bench)]
+    if launch_alone is not None:
         def inductor_alone() -> None:
-            launch = alone(tuner, args, job.get("grid"))
-            entry["inductor_alone"] = time_gpu(launch, flush)
-            summary = summarize(device_times(launch, [job["inductor"]], flush)[job["inductor"]])
-            entry["inductor_alone_device"] = summary._asdict() if summary else None
+            entry["inductor_alone"] = time_gpu(launch_alone, flush)
 
         steps.append(("Inductor's kernel alone", inductor_alone))
+    steps.append(("device times (profiler)", profiled))
     if job.get("sweep"):
         def run_sweep() -> None:
             progress(f"  sweep: {len(job['sweep'])} configs, each checked against the record before it is timed")
@@ -359,7 +384,33 @@ def trace(plan: dict, graphs: dict, path: str, device: str) -> None:
     prof.export_chrome_trace(path)
 
 
+def warm(plan: dict, worker: int, workers: int) -> int:
+    """Compile ahead, in one of several processes: every `workers`-th (kernel, config) of the plan, from `worker` on,
+    is launched once, so Triton's on-disk cache holds its binary when the timing child (alone on the GPU) gets to it.
+    Nothing is timed here; a failure is left for the timing child to report."""
+    import torch
+
+    items = [(job, None) for job in plan["kernels"]]
+    items += [(job, config) for job in plan["kernels"] for config in (job.get("sweep") or [])[1:]]
+    loaded: dict[int, tuple] = {}
+    for job, config in items[worker::workers]:
+        try:
+            if job["id"] not in loaded:
+                module = load_module(job["module"], f"harvest_warm_{job['id']}")
+                loaded.clear()  # one module's inputs on the GPU at a time
+                loaded[job["id"]] = (module, module.bench_inputs(plan["device"])[0])
+            module, args = loaded[job["id"]]
+            module.launch(**args, config=config or module.CONFIG)
+            torch.cuda.synchronize()
+        except Exception:
+            if not _device_ok():
+                return 3
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[0] == "--warm":
+        return warm(json.loads(Path(argv[1]).read_text(encoding="utf-8")), int(argv[2]), int(argv[3]))
     plan = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     results = Results(Path(argv[1]))
     device = plan["device"]

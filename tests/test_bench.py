@@ -369,3 +369,19 @@ def test_the_twin_templates_own_json_joins_too(tmp_path):
     figures = run_twin(twin)
     assert (figures["median_ms"], figures["p20_ms"], figures["p80_ms"]) == (0.3, 0.29, 0.31)
     assert "own --bench" in figures["note"]
+
+
+@pytest.mark.parametrize("module, dispatched, not_dispatched", [
+    ("g0_inference/square_kernel.py", "aten::pow", "aten::mul"),  # torch.square(a)
+    ("g1_inference/mul_kernel.py", "aten::mul", "aten::pow"),  # a * a
+    ("g2_inference/pow_kernel.py", "aten::pow", "aten::mul"),  # a ** 2
+])
+def test_profile_of_the_eager_reference_shows_the_seeds_finding(module, dispatched, not_dispatched):
+    """--profile's eager table: torch.square and a ** 2 dispatch aten::pow, a * a aten::mul (profiled here on the CPU,
+    on a small input; on a GPU the same ops launch the kernels the table sorts by device time)."""
+    from harvest.bench_child import op_table
+
+    namespace = _module_namespace(SHOWCASES / "pytorch_square" / module)
+    table, ops = op_table(lambda: namespace["reference"](torch.randn(64, 64)))
+    assert dispatched in ops and not_dispatched not in ops, ops
+    assert dispatched in table
