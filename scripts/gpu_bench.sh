@@ -22,6 +22,7 @@ logs=/tmp/bench-logs
 mkdir -p "$OUT" "$X" "$logs"
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
 [ -d /usr/local/cuda/bin ] && export PATH=$PATH:/usr/local/cuda/bin
+command -v ncu > /dev/null || for d in /opt/nvidia/nsight-compute/*/; do [ -x "$d/ncu" ] && export PATH=$PATH:${d%/}; done
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || echo "libcst wheel install failed (rc $?)" | tee -a "$OUT/steps.txt"
 {
@@ -50,7 +51,8 @@ examples/softmax.py examples/models/gpt2.py examples/models/bf16_mlp.py examples
 pids=""
 for t in $targets; do
   name=$(basename "$t" .py)
-  step "extract_$name" 240 python3 -m harvest extract "$t" -o "$X/$name" --device cuda -q &
+  # two Inductor compile workers each: eight extractions share 16 cores
+  TORCHINDUCTOR_COMPILE_THREADS=2 step "extract_$name" 240 python3 -m harvest extract "$t" -o "$X/$name" --device cuda -q &
   pids="$pids $!"
 done
 wait $pids
@@ -81,14 +83,18 @@ cp -r "$logs" "$pack/logs"
 cp "$OUT/steps.txt" "$OUT/env.txt" "$pack/" 2>/dev/null
 for d in "$X"/*/; do
   name=$(basename "$d")
+  mkdir -p "$pack/$name"
   for b in bench bench_again; do
-    [ -d "$d$b" ] && mkdir -p "$pack/$name" && cp -r "$d$b" "$pack/$name/$b"
+    [ -d "$d$b" ] && cp -r "$d$b" "$pack/$name/$b"
   done
   cp "$d/manifest.json" "$pack/$name/" 2>/dev/null
   cp "$d"/g*/*.ncu-rep "$d"/g*/*.ncu.txt "$pack/$name/" 2>/dev/null
 done
 python3 scripts/bench_summary.py "$X" 2>&1 | tee "$OUT/summary.txt"
 cp "$OUT/summary.txt" "$pack/"
-tar czf "$OUT/bench.tgz" -C "$pack" .
+# The device tool brings back files of at most 16 MiB: traces and ncu reports go in a tarball of their own.
+tar czf "$OUT/bench.tgz" -C "$pack" --exclude "*.ncu-rep" --exclude "trace.json" .
+(cd "$pack" && find . -name "*.ncu-rep" -o -name "trace.json" | tar czf "$OUT/heavy.tgz" -T -)
+for f in "$OUT"/*.tgz; do [ "$(stat -c %s "$f")" -gt 16000000 ] && echo "WARNING: $f is over 16 MB and will not come back"; done
 ls -la "$OUT"
 echo "total $(elapsed) s"
