@@ -9,13 +9,17 @@ same inputs (the run's recorded ones when their data was saved):
   in graph   Inductor's kernel as it runs inside its graph: raw/<graph>/output_code.py's call(get_args()) under
              torch.profiler, the kernel's device time (CUPTI) found by its Inductor name, first launch of each call
   alone      Inductor's own kernel object (its launcher, pinned to the config the run used) launched alone on the
-             module's inputs, timed like the extracted one
+             module's inputs, timed like the extracted one; chosen over re-rendering the kernel with --names inductor
+             because it is Inductor's own binary and launch path, not a second compile of the same text
   eager      the module's eager reference (the ATen ops the kernel fused), timed the same way
   twin       <graph>/twin/<kernel>_twin.py, when it exists, run as `python twin.py --bench --json FILE`: it writes
              the schema of timing.bench_result with its figures under timings["twin"] (or ["kernel"])
   GB/s       the kernel's bytes moved over its median; % copy: of a device-to-device copy timed in the same run
   ext/graph  the extracted kernel's device time by the profiler over its device time in the graph (one clock)
 
+Before timing, every kernel and swept config is compiled once in parallel processes (Triton's on-disk cache), so
+the timing child, which runs alone, only loads binaries; a child that dies (a sticky CUDA error) loses its kernel,
+and a new one goes on with the rest.
 Inductor's wrapper modules are code: they run (in the bench child, never in this process) only for an extraction
 made by running a target on CUDA, or an artifact with --run-artifact, as for `harvest extract`.
 Results go to <extraction>/bench/: bench.csv and bench.json (one BenchRow per kernel, its fields in CSV order), with
