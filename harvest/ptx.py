@@ -649,6 +649,7 @@ class KernelPtx:
     twin: CompiledSide | None
     twin_note: str  # "" with a twin, else why there is none ("no twin: ...")
     launch: tuple[str, ...]  # the specialization, one phrase per parameter, and the options
+    toolchain: dict[str, str | None] = field(default_factory=dict)  # {"triton": "3.9.0", "nvcc": "13.0" or None}
     files: dict[str, str] = field(default_factory=dict)  # relative path -> text (filled by plan_files)
 
     def diff(self) -> str:
@@ -658,7 +659,7 @@ class KernelPtx:
         return unified_diff(self.triton.normalized, self.twin.normalized, f"{stem}.triton.norm.ptx", f"{stem}.twin.norm.ptx")
 
     def manifest_entry(self, md_path: str) -> dict[str, Any]:
-        entry: dict[str, Any] = {"arch": self.arch.name, "tables": md_path, "triton": self.triton.summary()}
+        entry: dict[str, Any] = {"arch": self.arch.name, "toolchain": self.toolchain, "tables": md_path, "triton": self.triton.summary()}
         if self.twin is not None:
             entry["twin"] = self.twin.summary()
             only_triton, only_twin = diff_counts(self.diff())
@@ -767,6 +768,21 @@ def find_nvcc(environ: Mapping[str, str] | None = None, nvidia_dirs: list[Path] 
         "no nvcc to compile the twin: not on PATH, not in $CUDA_HOME/bin, no pip CUDA wheel "
         "(install a CUDA toolkit, set CUDA_HOME, or `pip install nvidia-cuda-nvcc`)"
     )
+
+
+def toolchain_versions() -> dict[str, str | None]:
+    """The Triton and nvcc versions `harvest ptx` would use here (what its output depends on); None when absent."""
+    from importlib import metadata
+
+    try:
+        triton = metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        triton = None
+    try:
+        nvcc: str | None = _tool_version(find_nvcc())
+    except ToolchainError:
+        nvcc = None
+    return {"triton": triton, "nvcc": nvcc}
 
 
 def _triton_bin() -> Path | None:
@@ -1170,7 +1186,8 @@ def _compare_and_write(modules, compiled, arch: Arch, manifest: dict | None, run
                 twin_note = _twin_note(_kernel_entry(manifest, label), cu, cu_label)
             args = compile_args(module)
             launch = tuple(args.describe(module.params)) + tuple(f"{k}={v}" for k, v in args.options.items())
-            result = KernelPtx(label, module.name, arch, triton_side, twin_side, twin_note, launch)
+            toolchain = {"triton": triton_ptx.triton_version, "nvcc": _tool_version(nvcc) if twin_side and nvcc else None}
+            result = KernelPtx(label, module.name, arch, triton_side, twin_side, twin_note, launch, toolchain)
             files = plan_files(result)
             stale = [p for p in (path.parent / "ptx").glob(f"{path.stem}.*") if f"ptx/{p.name}" not in files and _is_ours(p, path.stem)]
             for p in stale:

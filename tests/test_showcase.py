@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 
 from harvest.api import extract
+from harvest.ptx import ptx_command, toolchain_versions
 from harvest.twin_command import twin_command
 
 # Under extracted/h200/ so that `harvest extract examples/<ex>.py` (default extracted/<ex>) never overwrites them.
@@ -41,6 +42,14 @@ def test_replaying_the_raw_capture_gives_identical_files(showcase, tmp_path):
         if shutil.which("nvcc") is None:
             pytest.skip("the showcase's twins were checked by nvcc; there is none here")
         twin_command(out)
+    # then `harvest ptx` for the kernels whose PTX the showcase holds, when this machine has the same compilers
+    compiled = [(k["module"], k["ptx"]) for g in manifest["graphs"] for k in g["kernels"] if "ptx" in k]
+    for module, ptx in compiled:
+        recorded, here = ptx["toolchain"], toolchain_versions()
+        if any(recorded.get(tool) and recorded[tool] != here.get(tool) for tool in ("triton", "nvcc")):
+            pytest.skip(f"the showcase's PTX was compiled with {recorded}; this machine has {here}")
+        run = ptx_command(out / module, ptx["arch"])
+        assert not run.errors, run.errors
     assert _files(out) == _files(showcase)
 
 
