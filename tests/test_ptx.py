@@ -33,6 +33,7 @@ from harvest.ptx import (
     parse_ptxas_log,
     ptx_command,
     read_kernel_module,
+    toolchain_versions,
 )
 from harvest.report import ptx_section
 
@@ -548,6 +549,7 @@ def test_cli_kernel_with_a_twin(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     entry = manifest["graphs"][0]["kernels"][0]["ptx"]
     assert entry["arch"] == "sm_90" and entry["triton"]["ld_global"] == "2x v4" and entry["twin"]["ld_global"] == "1x v1"
+    assert entry["toolchain"] == toolchain_versions()  # what the output depends on, for a replay to compare
     assert f"g0_inference/ptx/{stem}.ptx.md" in manifest["generated_files"]
     report = (out / "report.md").read_text()
     assert "## PTX (sm_90)" in report and f"(g0_inference/ptx/{stem}.ptx.md)" in report
