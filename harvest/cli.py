@@ -358,7 +358,7 @@ def run_twin(options: argparse.Namespace) -> int:
         console.print(f"{kind}: {row['translated']} of {row['kernels']} translated")
     for reason, count in counts["reasons"].items():
         console.print(f"  [yellow]{count} x no twin: {reason}[/]")
-    if run.compiled_with:
+    if run.compiled_with and any(o.status == "ok" for o in run.outcomes):
         console.print(f"every twin written compiles with {run.compiled_with} -ptx -arch={options.arch}")
     for path in run.writes.kept_edited:
         console.print(f"[yellow]kept your edited {run.out_dir / path}[/] (--force replaces it, keeping a .bak)")

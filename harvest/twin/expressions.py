@@ -7,7 +7,7 @@ import ast
 
 from harvest.twin.body import Axes
 from harvest.twin.cpp import Emitter, Value, Var, literal, promote
-from harvest.twin.facts import FLOATS, TL_DTYPES, NoTwin, _dotted, _pointer_of
+from harvest.twin.facts import FLOATS, HALVES, TL_DTYPES, NoTwin, _dotted, _pointer_of
 
 # Math functions: Triton name -> CUDA function for fp32 (fp64 uses the name without the f suffix).
 # libdevice.* are libdevice's accurate functions, like CUDA's; tl.* / tl.math.* exp, log, sin, cos are Triton's
@@ -71,6 +71,8 @@ class Expressions:
         if isinstance(node.op, ast.USub):
             if operand.dtype in ("int", "float"):
                 return Value(f"-{operand.code}", operand.dtype)
+            if operand.dtype in HALVES:
+                return self.in_float(f"(-{self.out.cast(operand, 'fp32')})", operand.dtype)
             return Value(f"(-{operand.code})", operand.dtype)
         if isinstance(node.op, (ast.Invert, ast.Not)):
             if operand.dtype == "i1" or isinstance(node.op, ast.Not):
@@ -87,6 +89,8 @@ class Expressions:
             dtype = promote(left.dtype, right.dtype)
             if dtype not in FLOATS:
                 dtype = "fp32"
+            if dtype in HALVES:
+                return self.in_float(f"({self.out.cast(left, 'fp32')} / {self.out.cast(right, 'fp32')})", dtype)
             return Value(f"({self.out.cast(left, dtype)} / {self.out.cast(right, dtype)})", dtype)
         dtype = promote(left.dtype, right.dtype)
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and dtype in FLOATS:
@@ -104,8 +108,8 @@ class Expressions:
                       ast.LShift: "<<", ast.RShift: ">>"}.get(type(op))
             if symbol is None:
                 raise NoTwin(f"operator in {ast.unparse(node)!r}")
-        if dtype in ("fp16", "bf16") and symbol in "+-*":
-            pass  # cuda_fp16/cuda_bf16 define these operators (sm_53+/sm_80+) with Triton's rounding
+        if dtype in HALVES:
+            return self.in_float(f"({self.out.cast(left, 'fp32')} {symbol} {self.out.cast(right, 'fp32')})", dtype)
         code = f"({self.out.cast(left, dtype)} {symbol} {self.out.cast(right, dtype)})"
         if dtype == "i1" and symbol in "&|^":
             code = f"static_cast<bool>{code}"
@@ -119,6 +123,8 @@ class Expressions:
         symbol = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}.get(type(node.ops[0]))
         if symbol is None:
             raise NoTwin(f"comparison {ast.unparse(node)!r}")
+        if dtype in HALVES:  # compared as floats: exact, and torch builds with __CUDA_NO_HALF_OPERATORS__
+            dtype = "fp32"
         return Value(f"({self.out.cast(left, dtype)} {symbol} {self.out.cast(right, dtype)})", "i1")
 
     def _Attribute(self, node: ast.Attribute) -> Value:
@@ -157,6 +163,8 @@ class Expressions:
             self.out.uses.maximum = True
             nan = "Nan" if name.startswith("triton_helpers") else ""
             function = ("hv::maximum" if "max" in short else "hv::minimum") + nan
+            if dtype in HALVES:  # picks one of the two values: the same in float
+                return self.in_float(f"{function}({self.out.cast(a, 'fp32')}, {self.out.cast(b, 'fp32')})", dtype)
             return Value(f"{function}({self.out.cast(a, dtype)}, {self.out.cast(b, dtype)})", dtype)
         if name in ("tl.sigmoid", "tl.math.sigmoid"):
             x = self.float_arg(args[0], name)
@@ -183,6 +191,11 @@ class Expressions:
         raise NoTwin(f"{name or ast.unparse(node.func)}() has no CUDA twin translation")
 
     # -- pieces
+
+    def in_float(self, code: str, dtype: str) -> Value:
+        """fp16/bf16 arithmetic done in fp32 and rounded once to `dtype`: the same result for + - * / (fp32 has more
+        than twice their precision), and what torch's load_inline flags allow (__CUDA_NO_HALF_OPERATORS__)."""
+        return Value(self.out.cast(Value(code, "fp32"), dtype), dtype)
 
     def dtype_of(self, node: ast.expr) -> str:
         text = _dotted(node)

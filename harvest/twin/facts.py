@@ -31,6 +31,7 @@ TORCH_DTYPES = {"bool": "i1", "int8": "i8", "uint8": "u8", "int16": "i16", "int3
 
 
 FLOATS = ("fp16", "bf16", "fp32", "fp64")
+HALVES = ("fp16", "bf16")
 
 
 @dataclass(frozen=True)

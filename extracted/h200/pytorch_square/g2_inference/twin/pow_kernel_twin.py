@@ -54,6 +54,9 @@ def pip_cuda_toolkit(build_dir):
         for home in sorted(glob.glob(os.path.join(site, "nvidia", "cu1[0-9]"))):
             if os.path.isfile(os.path.join(home, "bin", "nvcc")):
                 os.environ["CUDA_HOME"] = home
+                extension = sys.modules.get("torch.utils.cpp_extension")
+                if extension is not None:  # imported already: it read CUDA_HOME when it was
+                    extension.CUDA_HOME = home
                 runtime = sorted(glob.glob(os.path.join(home, "lib", "libcudart.so.*")))
                 if not runtime:
                     return []
@@ -68,13 +71,12 @@ def pip_cuda_toolkit(build_dir):
 
 def build(verbose=False):
     """Compile pow_kernel.cu and the launcher with load_inline (cached by torch: a rebuild only on change)."""
-    from torch.utils.cpp_extension import load_inline
-
     with open(os.path.join(HERE, "pow_kernel.cu"), encoding="utf-8") as f:
         kernel = f.read()
     build_dir = os.path.join(HERE, "build", "pow_kernel")
     os.makedirs(build_dir, exist_ok=True)
     ldflags = pip_cuda_toolkit(build_dir)
+    from torch.utils.cpp_extension import load_inline  # after CUDA_HOME is settled: it reads it on import
     return load_inline(
         name="harvest_twin_g2_inference_pow_kernel",
         cpp_sources=DECLARATION,

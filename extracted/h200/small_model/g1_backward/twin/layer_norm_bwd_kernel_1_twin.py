@@ -61,6 +61,9 @@ def pip_cuda_toolkit(build_dir):
         for home in sorted(glob.glob(os.path.join(site, "nvidia", "cu1[0-9]"))):
             if os.path.isfile(os.path.join(home, "bin", "nvcc")):
                 os.environ["CUDA_HOME"] = home
+                extension = sys.modules.get("torch.utils.cpp_extension")
+                if extension is not None:  # imported already: it read CUDA_HOME when it was
+                    extension.CUDA_HOME = home
                 runtime = sorted(glob.glob(os.path.join(home, "lib", "libcudart.so.*")))
                 if not runtime:
                     return []
@@ -75,13 +78,12 @@ def pip_cuda_toolkit(build_dir):
 
 def build(verbose=False):
     """Compile layer_norm_bwd_kernel_1.cu and the launcher with load_inline (cached by torch: a rebuild only on change)."""
-    from torch.utils.cpp_extension import load_inline
-
     with open(os.path.join(HERE, "layer_norm_bwd_kernel_1.cu"), encoding="utf-8") as f:
         kernel = f.read()
     build_dir = os.path.join(HERE, "build", "layer_norm_bwd_kernel_1")
     os.makedirs(build_dir, exist_ok=True)
     ldflags = pip_cuda_toolkit(build_dir)
+    from torch.utils.cpp_extension import load_inline  # after CUDA_HOME is settled: it reads it on import
     return load_inline(
         name="harvest_twin_g1_backward_layer_norm_bwd_kernel_1",
         cpp_sources=DECLARATION,
