@@ -143,3 +143,16 @@ def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
     print(counts)
     assert counts["pointwise"][0] == counts["pointwise"][1]
     assert counts["reduction"][1] >= 0.8 * counts["reduction"][0]
+
+
+@needs_nvcc
+def test_outer_reduction_takes_32_rows_per_block(tmp_path):
+    """A sum over the outer dimension (add_sum: row stride 1, reduced stride 512) puts 32 neighbouring rows on
+    threadIdx.x so the loads coalesce, and combines each row's partials through shared memory."""
+    twin = translate(read_module(module_text("small_model/g1_backward/add_sum_kernel.py")))
+    assert "hv::column_reduce(total_acc, hv::Sum())" in twin.cuda
+    assert "if (threadIdx.y == 0 && hv_row_ok) out_ptr[rows] = total;" in twin.cuda
+    assert "const dim3 hv_threads(32, hv_lanes);" in twin.launcher
+    ptx_of(twin.cuda, tmp_path)
+    inner = translate(read_module(module_text("small_model/g0_forward/softmax_kernel.py")))
+    assert "hv::block_reduce(" in inner.cuda and "column_reduce" not in inner.cuda

@@ -42,6 +42,7 @@ class Uses:
     bitcast: bool = False
     vector: bool = False
     reduce: bool = False
+    column: bool = False
     welford: bool = False
     argminmax: bool = False
     softmax: bool = False

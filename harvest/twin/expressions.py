@@ -286,10 +286,11 @@ class Expressions:
 class Statements:
     """Emits Triton statements as C++ statements."""
 
-    def __init__(self, emitter: Emitter, exprs: Expressions, row_level_stores: bool = False):
+    def __init__(self, emitter: Emitter, exprs: Expressions, row_level_stores: bool = False, store_guard: tuple[str, ...] = ()):
         self.out = emitter
         self.x = exprs
-        self.row_level_stores = row_level_stores  # in a reduction, row-level stores are made by thread 0 only
+        self.row_level_stores = row_level_stores  # in a reduction: stores of row values, made by one thread per row
+        self.store_guard = store_guard  # conditions every store of these statements waits for (who stores, valid rows)
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -413,9 +414,7 @@ class Statements:
         self.guarded(f"{pointer}[{offset.code}] = {self.out.cast(value, dtype)};", mask)
 
     def guarded(self, line: str, mask: ast.expr | None) -> None:
-        conditions = []
-        if self.row_level_stores:
-            conditions.append("threadIdx.x == 0")
+        conditions = list(self.store_guard)
         if mask is not None and not (isinstance(mask, ast.Constant) and mask.value is None):
             conditions.append(self.out.cast(self.x(mask), "i1"))
         if conditions:

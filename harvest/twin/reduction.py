@@ -202,11 +202,8 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     out, signature, launcher_args = _start(facts, shadowed)
     out.uses.reduce = True
     exprs = Expressions(out, axes)
-    row_statements = Statements(out, exprs, row_level_stores=True)
-    lane_statements = Statements(out, exprs)
-    reductions = RowReductions(out)
     for stmt in prologue:
-        row_statements.statement(stmt)
+        Statements(out, exprs).statement(stmt)
     row_name = axes.program[0]
     offset_name = next(n for n, k in axes.offsets.items() if k == 0)
     row_dtype = _index_dtype(facts, offset_name)
@@ -218,30 +215,146 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         rnumel_node = _loop_range(loops[0], axes)[1]
     else:
         rnumel_node = _persistent_numel(body, axes, facts)
+    columns = _reduces_columns(body, axes, row_name, facts)
+    lanes = Lanes.columns() if columns else Lanes.rows()
+    out.uses.column = columns
+    row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard)
+    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
+    reductions = RowReductions(out)
     rows = exprs(facts.grid[0])
     rnumel = exprs(rnumel_node)
     out.emit(f"const int64_t hv_rows = {rows.code};")
-    out.emit(f"// one thread block per row; its threads stride over the row's {ast.unparse(rnumel_node)} elements")
-    out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
-    out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
-    if looped:
-        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions)
+    if columns:
+        out.emit("// the reduced dimension is the outer one: a block takes 32 neighbouring rows (threadIdx.x, so loads coalesce)")
+        out.emit(f"// and its threadIdx.y threads stride over their {ast.unparse(rnumel_node)} elements")
+        out.open("for (int64_t hv_tile = static_cast<int64_t>(blockIdx.x) * 32; hv_tile < hv_rows; hv_tile += static_cast<int64_t>(gridDim.x) * 32) {")
+        out.emit("const bool hv_row_ok = hv_tile + threadIdx.x < hv_rows;  // the last tile's extra threads compute the last row, store nothing")
+        out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row_ok ? hv_tile + threadIdx.x : hv_rows - 1)")
     else:
-        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel)
+        out.emit(f"// one thread block per row; its threads stride over the row's {ast.unparse(rnumel_node)} elements")
+        out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
+        out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
+    if looped:
+        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes)
+    else:
+        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes)
     out.close()
     launch_lines = [
         f"const int64_t hv_rows = {_host_expr(facts.grid[0], known, facts.params)};",
         f"const int64_t hv_rnumel = {_host_expr(rnumel_node, known, facts.params)};",
         "if (hv_rows <= 0) return;",
-        "int hv_threads = 32;  // a power of two from 32 to 512, about one element per thread per pass",
-        "while (hv_threads < hv_rnumel && hv_threads < 512) hv_threads *= 2;",
-        "const int64_t hv_blocks = std::min<int64_t>(hv_rows, 2147483647);",
     ]
-    notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
-             "per-thread partials combined by warp shuffles and shared memory"]
+    if columns:
+        launch_lines += [
+            "int hv_lanes = 1;  // threads per row along y: a power of two up to 16",
+            "while (hv_lanes < hv_rnumel && hv_lanes < 16) hv_lanes *= 2;",
+            "const dim3 hv_threads(32, hv_lanes);",
+            "const int64_t hv_blocks = std::min<int64_t>((hv_rows + 31) / 32, 2147483647);",
+        ]
+        notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
+                 "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
+    else:
+        launch_lines += [
+            "int hv_threads = 32;  // a power of two from 32 to 512, about one element per thread per pass",
+            "while (hv_threads < hv_rnumel && hv_threads < 512) hv_threads *= 2;",
+            "const int64_t hv_blocks = std::min<int64_t>(hv_rows, 2147483647);",
+        ]
+        notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
+                 "per-thread partials combined by warp shuffles and shared memory"]
     if not looped:
         notes.append("each reduction is its own pass over the row (the row's values are recomputed, not kept in registers)")
     return _finish(facts, out, signature, launcher_args, launch_lines, "reduction", notes)
+
+
+class Lanes:
+    """How a block's threads share the rows: one row per block, threads along it (rows), or 32 rows per block along
+    threadIdx.x with threadIdx.y threads along each (columns: the reduced dimension is the outer one)."""
+
+    def __init__(self, lane: str, count: str, reduce: str, row_store_guard: tuple[str, ...], lane_store_guard: tuple[str, ...]):
+        self.lane, self.count, self.reduce = lane, count, reduce
+        self.row_store_guard, self.lane_store_guard = row_store_guard, lane_store_guard
+
+    @classmethod
+    def rows(cls) -> Lanes:
+        return cls("static_cast<int32_t>(threadIdx.x)", "blockDim.x", "hv::block_reduce", ("threadIdx.x == 0",), ())
+
+    @classmethod
+    def columns(cls) -> Lanes:
+        return cls("static_cast<int32_t>(threadIdx.y)", "blockDim.y", "hv::column_reduce", ("threadIdx.y == 0", "hv_row_ok"), ("hv_row_ok",))
+
+
+def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> bool:
+    """True when the kernel's loads walk memory along its rows, not along the reduced dimension: one row step moves
+    the address by 1 element and one reduction step by more (a bias gradient summing over a batch)."""
+    votes = []
+    for call in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Call) and _dotted(n.func) == "tl.load"):
+        offsets = [_offset_at(body, call.args[0], axes, row_name, row, lane) for row, lane in ((5, 3), (6, 3), (5, 4))]
+        if None in offsets:
+            continue
+        base, next_row, next_lane = offsets
+        if next_lane == base and next_row == base:
+            continue  # a broadcast value
+        votes.append(abs(next_row - base) == 1 and abs(next_lane - base) > 1)
+    return bool(votes) and sum(votes) * 2 > len(votes)
+
+
+def _offset_at(body: list[ast.stmt], address: ast.expr, axes: Axes, row_name: str, row: int, lane: int) -> int | None:
+    """The element offset of `address` for one row and one reduction index, from the kernel's integer statements."""
+    env = {row_name: row, axes.reduction_base: lane}
+    for stmt in _flatten(body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if name in (row_name, axes.reduction_base):
+                continue
+            value = _int_value(stmt.value, env)
+            if value is not None:
+                env[name] = value
+            else:
+                env.pop(name, None)
+    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
+        return _int_value(address.right, env)
+    return None
+
+
+def _flatten(body: list[ast.stmt]) -> list[ast.stmt]:
+    flat = []
+    for stmt in body:
+        if isinstance(stmt, ast.For):
+            if isinstance(stmt.target, ast.Name):
+                flat.append(ast.Assign(targets=[ast.Name(stmt.target.id)], value=ast.Constant(0)))
+            flat.extend(_flatten(stmt.body))
+        else:
+            flat.append(stmt)
+    return flat
+
+
+def _int_value(node: ast.expr, env: dict[str, int]) -> int | None:
+    """An integer expression of known names (Triton's // and % on integers truncate, as here for the values used)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Subscript):
+        return _int_value(node.value, env)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_value(node.operand, env)
+        return None if value is None else -value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+        return _int_value(node.func.value, env)
+    if isinstance(node, ast.BinOp):
+        left, right = _int_value(node.left, env), _int_value(node.right, env)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right != 0:
+            quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right > 0) else -1)
+            return quotient if isinstance(node.op, ast.FloorDiv) else left - quotient * right
+    return None
 
 
 def _loop_range(loop: ast.For, axes: Axes) -> tuple[ast.expr, ast.expr]:
@@ -268,7 +381,7 @@ def _persistent_numel(body: list[ast.stmt], axes: Axes, facts: ModuleFacts) -> a
     raise NoTwin("cannot tell how long a row is")
 
 
-def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions) -> None:
+def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes) -> None:
     defined: set[str] = set()
     for position, stmt in enumerate(body):
         if isinstance(stmt, ast.For):
@@ -277,9 +390,9 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             stop_code = exprs(stop)
             variable = stmt.target.id
             cname = out.fresh(variable)
-            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += blockDim.x) {{")
+            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {lanes.count}) {{")
             out.bind(variable, Var(cname, "i32", len(out.scopes)))
-            out.open(f"if ({cname} + static_cast<int32_t>(threadIdx.x) < {stop_code.code}) {{")
+            out.open(f"if ({cname} + {lanes.lane} < {stop_code.code}) {{")
             for inner in stmt.body:
                 if isinstance(inner, ast.For):
                     raise NoTwin("a loop inside a reduction loop")
@@ -288,7 +401,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             out.close()
             continue
         if _defines(stmt) == {axes.reduction_base}:
-            out.declare(axes.reduction_base, "i32", "static_cast<int32_t>(threadIdx.x)")
+            out.declare(axes.reduction_base, "i32", lanes.lane)
             defined.add(axes.reduction_base)
             continue
         reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
@@ -298,7 +411,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
             ctype, partial, fields = reductions.state(kind, values, fast)
             result = out.fresh("hv_" + kind.replace("_", ""))
-            out.emit(f"const {ctype} {result} = hv::block_reduce({partial}, {reductions.combiner(kind, fast)});")
+            out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast)});")
             out.bind(f" {result}", Var(result, "", len(out.scopes)))
             _bind_result(out, row_statements, stmt, result, fields)
         else:
@@ -306,7 +419,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         defined |= _defines(stmt)
 
 
-def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value) -> None:
+def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes) -> None:
     lane_level = {axes.reduction_base}
     for stmt in body:
         if isinstance(stmt, ast.Assign) and _reduction_call(stmt.value) is None and _uses(stmt) & lane_level:
@@ -326,8 +439,8 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
 
     def open_pass(statements_needed: list[ast.stmt]) -> None:
         """A pass of the block's threads over the row, with the lane-level statements it needs."""
-        out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += blockDim.x) {{")
-        out.emit("const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);")
+        out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += {lanes.count}) {{")
+        out.emit(f"const int32_t hv_r = hv_r0 + {lanes.lane};")
         out.open(f"if (hv_r < {rnumel.code}) {{")
         out.declare(axes.reduction_base, "i32", "hv_r")
         for stmt in statements_needed:
@@ -355,7 +468,7 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
             out.lines.insert(start, "    " * out.indent + f"{ctype} {partial} = {identity};")
             out.bind(f" {partial}", Var(partial, "", len(out.scopes)))
             result = out.fresh("hv_" + kind.replace("_", ""))
-            out.emit(f"const {ctype} {result} = hv::block_reduce({partial}, {reductions.combiner(kind, fast)});")
+            out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast)});")
             out.bind(f" {result}", Var(result, "", len(out.scopes)))
             _bind_result(out, row_statements, stmt, result, fields)
             continue

@@ -31,9 +31,10 @@ void launch(torch::Tensor bmm_ptr, torch::Tensor out_ptr, int64_t n_rows, int64_
   const int64_t hv_rows = n_rows;
   const int64_t hv_rnumel = n_cols;
   if (hv_rows <= 0) return;
-  int hv_threads = 32;  // a power of two from 32 to 512, about one element per thread per pass
-  while (hv_threads < hv_rnumel && hv_threads < 512) hv_threads *= 2;
-  const int64_t hv_blocks = std::min<int64_t>(hv_rows, 2147483647);
+  int hv_lanes = 1;  // threads per row along y: a power of two up to 16
+  while (hv_lanes < hv_rnumel && hv_lanes < 16) hv_lanes *= 2;
+  const dim3 hv_threads(32, hv_lanes);
+  const int64_t hv_blocks = std::min<int64_t>((hv_rows + 31) / 32, 2147483647);
   add_sum_kernel<<<static_cast<unsigned int>(hv_blocks), hv_threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(bmm_ptr.data_ptr()),
         reinterpret_cast<float*>(out_ptr.data_ptr()),
