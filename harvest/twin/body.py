@@ -52,7 +52,8 @@ def find_axes(facts: ModuleFacts) -> Axes:
                                                                        "tl.sort", "tl.histogram", "tl.gather", "tl.split", "tl.join"):
                 raise NoTwin(f"uses {_dotted(node.func)}")
             if isinstance(node, ast.Call) and _dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, node, axes):
-                raise NoTwin("uses tl.program_id outside the block-offset pattern")
+                raise NoTwin(f"uses tl.program_id outside the block-offset pattern: `{ast.unparse(stmt).splitlines()[0][:80]}`"
+                              + (" (a mix-order reduction: rows split over programs, partials to a workspace)" if "num_programs" in ast.unparse(stmt) or "RSPLIT" in ast.unparse(stmt) else ""))
     return axes
 
 
