@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import CUDA_FIXTURES, ROOT, harvest
+
 from harvest.twin import NoTwin, read_module, translate
 
 SHOWCASE = ROOT / "extracted" / "h200"
