@@ -62,7 +62,8 @@ examples:
 
 Pointwise kernels become one element per thread in a grid-stride loop (16-byte vector loads and stores when a
 kernel reads and writes at the element's own index and the pointers are aligned); reductions become one thread
-block per row, its threads striding over the row, partials combined with warp shuffles and shared memory
+block per row, its threads striding over the row (or 32 rows per block when the reduced dimension is the outer
+one, so loads coalesce), partials combined with warp shuffles and shared memory
 (sum, max/min with Inductor's NaN rules, prod, any, Welford, argmax/argmin, online softmax). Math follows
 Triton: libdevice.* are CUDA's accurate functions, tl.exp/log/sin/cos the fast intrinsics; tl.rand/randn are
 Philox like Triton's. The twin's kernel file needs only CUDA headers; its module builds it with load_inline
