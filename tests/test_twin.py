@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
     assert manifest["generated_files"]["g0_forward/twin/softmax_kernel.cu"]
     assert "CUDA twins" in (out / "report.md").read_text()
     # without a GPU the twin module says so in one line
-    run = subprocess.run(["python", str(module)], capture_output=True, text=True, cwd=out)
+    run = subprocess.run([sys.executable, str(module)], capture_output=True, text=True, cwd=out)
     assert run.returncode != 0 and "needs a GPU" in run.stderr
     # a hand-edited twin is kept
     cu.write_text(cu.read_text() + "// tuned by hand\n")
