@@ -9,6 +9,7 @@ Everything between capture and the writer is pure; this module only sequences it
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import multiprocessing
 import os
 import threading
@@ -17,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harvest import __version__
-from harvest.capture.artifacts import capture_record, load_artifact, looks_like_output_code, raw_capture_dir
+from harvest.capture.artifacts import CAPTURE_JSON, capture_record, load_artifact, looks_like_output_code, raw_capture_dir
 from harvest.capture.runner import RunOutcome, run_target, run_wrapper_modules
-from harvest.errors import HarvestError, NoGraphsError, ParseError, TargetError, TimeoutError_, UsageError
+from harvest.errors import HarvestError, Interrupted, NoGraphsError, OutputError, ParseError, TargetError, TimeoutError_, UsageError
 from harvest.fusion import graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
 from harvest.parse import parse_output_code
@@ -103,6 +104,7 @@ def extract(
         raise UsageError(f"target not found: {target}")
     out = Path(out_dir) if out_dir is not None else default_out_dir(target)
     ensure_writable(out)
+    _refuse_foreign_extraction(out, target, force)
 
     outcome: RunOutcome | None = None
     is_artifact = target.is_dir() or target.suffix == ".log" or (target.suffix == ".py" and looks_like_output_code(_read(target)))
@@ -132,15 +134,32 @@ def extract(
         on_progress(f"target ran for {outcome.seconds:.1f} s (capture and launch recording included)")
         place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
 
+    try:
+        return _write_extraction(target, out, capture, outcome, names, force, on_progress)
+    except KeyboardInterrupt:  # Ctrl-C after the run: raw/ is written first, so the capture is never lost
+        kept = f"the capture is kept in {out}/raw: `harvest extract {out}` renders it again" if (out / "raw" / "capture.json").exists() else "nothing was written"
+        raise Interrupted(f"interrupted (Ctrl-C) while writing the extraction; {kept}") from None
+
+
+def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOutcome | None, names: str, force: bool,
+                      on_progress: Progress) -> ExtractResult:
+    """raw/ first (nothing captured is ever lost), then every graph's modules, report.md and manifest.json."""
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
     target_text = capture.target  # a replayed raw/ keeps the original target, so its output is identical
     replay = target.is_dir() and (out.resolve() == target.resolve() or out.resolve() == target.resolve().parent)
     if not replay:  # replaying an extraction in place: its raw/ is the input, leave it as it is
-        write_raw(out, raw_sources, capture_record(capture))  # before anything can fail: nothing captured is ever lost
-        source_raw = raw_capture_dir(target) if target.is_dir() else None
-        if source_raw is not None:  # replaying another extraction: its recorded launch data comes along
-            copy_records(source_raw, out / "raw", [g.name for g in capture.graphs])
+        try:
+            write_raw(out, raw_sources, capture_record(capture))  # before anything can fail: nothing captured is ever lost
+            source_raw = raw_capture_dir(target) if target.is_dir() else None
+            if source_raw is not None:  # replaying another extraction: its recorded launch data comes along
+                copy_records(source_raw, out / "raw", [g.name for g in capture.graphs])
+        except OSError as exc:
+            raise OutputError(f"cannot write the raw capture to {out / 'raw'}: {exc.strerror or exc}; free some space, or pick another -o") from exc
     _raise_for_run(outcome, capture, out)
+    if capture.incomplete and not capture.graphs:
+        raise ParseError(f"{capture.incomplete}; no complete graph before the cut")
+    if not capture.graphs and capture.mode == "artifact":
+        raise NoGraphsError(f"no Inductor graph in {target}: it holds no output code Inductor wrote; give the script that calls torch.compile, or an artifact of a run that compiled")
     if not capture.graphs:
         raise NoGraphsError(
             f"no Inductor graphs captured from {target}: it never ran a torch.compile'd function "
@@ -151,7 +170,10 @@ def extract(
     files: dict[str, str] = {}
     graph_entries = []
     for captured in capture.graphs:
-        entry = extract_graph(captured, capture, names, files, result, on_progress)
+        try:
+            entry = extract_graph(captured, capture, names, files, result, on_progress)
+        except ParseError as exc:
+            raise ParseError(f"{exc}; the capture is kept in {out}/raw/{captured.name}/output_code.py") from exc
         graph_entries.append(entry)
 
     manifest = {
@@ -169,14 +191,50 @@ def extract(
     files["report.md"] = render_report(manifest)
     manifest["generated_files"] = {path: sha256(text) for path, text in sorted(files.items())}
     result.writes = write_generated(out, files, force=force)
+    if result.writes.failed:  # disk full: the manifest says which files are missing and why
+        manifest["not_written"] = dict(sorted(result.writes.failed.items()))
     if not replay:
         remove_stale_raw(out, set(raw_sources))
     write_manifest(out, manifest)
     result.manifest = manifest
-    result.modules = [out / path for path in files if path.endswith(".py")]
+    result.modules = [out / path for path in files if path.endswith(".py") and path not in result.writes.failed]
+    if result.writes.failed:
+        first, why = next(iter(manifest["not_written"].items()))
+        raise OutputError(
+            f"could not write {len(result.writes.failed)} of {len(files)} files to {out} ({first}: {why}); manifest.json lists them "
+            f"under not_written; free some space and run `harvest extract {out}` to write them from raw/"
+        )
     if _failed(outcome):
         raise _target_error(outcome, out, len(capture.graphs))  # type: ignore[arg-type]
+    if capture.incomplete:
+        raise ParseError(f"{capture.incomplete}; the {len(capture.graphs)} complete graph(s) before the cut were extracted to {out}")
     return result
+
+
+def _refuse_foreign_extraction(out: Path, target: Path, force: bool) -> None:
+    """-o inside another extraction, or on the extraction of another target (its raw/, maybe the only copy of a
+    run, would be replaced): refuse before anything runs. --force replaces another target's extraction."""
+    for parent in out.resolve().parents:
+        if (parent / "raw" / CAPTURE_JSON).is_file():
+            raise OutputError(f"{out} is inside the extraction {parent}: pick an -o outside it")
+    record = out / "raw" / CAPTURE_JSON
+    if force or not record.is_file():
+        return
+    source_raw = raw_capture_dir(target) if target.is_dir() else None
+    old, new = _recorded_target(record), _recorded_target(source_raw / CAPTURE_JSON) if source_raw else str(target)
+    if old and new and Path(old).name != Path(new).name:
+        raise OutputError(
+            f"{out} holds the extraction of {old}; extracting {target} there would replace its raw capture: "
+            "pick another -o, or add --force to replace it"
+        )
+
+
+def _recorded_target(capture_json: Path) -> str:
+    try:
+        record = json.loads(capture_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return record.get("target", "") if isinstance(record, dict) and isinstance(record.get("target"), str) else ""
 
 
 def _import_torch_meanwhile() -> threading.Thread:
@@ -417,6 +475,8 @@ def _check_syntax(target: Path) -> None:
         source = target.read_bytes()  # bytes: compile() honours a `# -*- coding: -*-` line
     except OSError as exc:
         raise UsageError(f"cannot read target {target}: {exc.strerror or exc}") from exc
+    if not source.strip():
+        raise UsageError(f"target {target} is empty: nothing to run; give a script that calls torch.compile")
     try:
         compile(source, str(target), "exec")
     except SyntaxError as exc:
@@ -444,6 +504,8 @@ def _raise_for_run(outcome: RunOutcome | None, capture: Capture, out: Path) -> N
 def _target_error(outcome: RunOutcome, out: Path, graphs: int) -> HarvestError:
     """The one-line error of a failed run; what was captured before it has been written."""
     kept = f"{graphs} graph(s) captured before that were extracted to {out}" if graphs else "nothing was captured"
+    if outcome.status == "interrupted":
+        return Interrupted(f"interrupted (Ctrl-C) while the target ran: the target was stopped; {kept}")
     if outcome.status == "timeout":
         return TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}")
     if outcome.status == "crashed":

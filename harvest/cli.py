@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from harvest import __version__
-from harvest.errors import EXIT_CODES, HarvestError
+from harvest.errors import EXIT_CODES, HarvestError, Interrupted
 
 EPILOG_EXTRACT = """\
 examples:
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto", help="auto: CUDA when torch sees a GPU, else the CPU Triton path")
     extract.add_argument("--target-sm", type=int, default=90, metavar="SM", help="GPU target Inductor generates code for on the CPU path (default 90: Hopper)")
     extract.add_argument("--names", choices=("readable", "inductor"), default="readable", help="rename Inductor's tmpN/in_ptrN/XBLOCK names (default) or keep them")
-    extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept)")
+    extract.add_argument("--force", action="store_true", help="replace kernel modules you edited by hand (a .bak copy is kept), or OUT's extraction of another target")
     extract.add_argument("--record", choices=("data", "layouts"), default="data", help="data (default): save each kernel's first launch (inputs before, outputs after) under raw/ for --check and benchmarks; layouts: record layouts and scalar values only")
     extract.add_argument("--record-cap", type=float, default=1024, metavar="MIB", help="largest launch whose data is saved, before+after (default 1024 MiB); bigger ones keep layouts and a checksum")
     extract.add_argument("--record-total-cap", type=float, default=4096, metavar="MIB", help="data saved per extraction at most (default 4096 MiB)")
@@ -406,9 +406,9 @@ def main(argv: list[str] | None = None) -> int:
         if rest:
             print(rest, file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("harvest: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C outside a capture (which turns it into Interrupted, saying what was kept)
+        print("harvest: error: interrupted (Ctrl-C)", file=sys.stderr)
+        return Interrupted.exit_code
     except Exception as exc:  # a bug in harvest, not bad input: say so, keep the traceback for --debug
         if options.debug:
             raise

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harvest.errors import GateError
+from harvest.errors import GateError, UsageError
 from harvest.fusion import op_short_name
 from harvest.report import read_manifest
 
@@ -376,6 +376,20 @@ def gate_results(d: FusionDiff, max_kernels: int | None, fail_on_unfuse: bool) -
     return lines, tripped
 
 
+def refuse_unrelated(old: str, old_manifest: dict, new: str, new_manifest: dict) -> None:
+    """Two extractions with no graph in common, of targets with different names, are two programs: every kernel
+    would show as added or removed and a gate would trip on nothing. Runs of one program share graph names."""
+    old_graphs = [g["name"] for g in old_manifest["graphs"]]
+    new_graphs = [g["name"] for g in new_manifest["graphs"]]
+    old_target, new_target = (str(m.get("target", "")) for m in (old_manifest, new_manifest))
+    if set(old_graphs) & set(new_graphs) or Path(old_target).name == Path(new_target).name:
+        return
+    raise UsageError(
+        f"{old} ({old_target}: {', '.join(old_graphs) or 'no graphs'}) and {new} ({new_target}: {', '.join(new_graphs) or 'no graphs'}) "
+        "share no graph: they are extractions of unrelated targets; diff two runs of one program"
+    )
+
+
 def diff_command(old: str, new: str, as_json: bool, max_kernels: int | None, fail_on_unfuse: bool) -> tuple[str, int]:
     """`harvest diff OLD NEW`: the text to print and the exit code (GateError.exit_code when a gate trips).
 
@@ -385,6 +399,7 @@ def diff_command(old: str, new: str, as_json: bool, max_kernels: int | None, fai
     with tempfile.TemporaryDirectory(prefix="harvest-diff-") as tmp:
         old_manifest = load_side(old, Path(tmp) / "old")
         new_manifest = load_side(new, Path(tmp) / "new")
+    refuse_unrelated(old, old_manifest, new, new_manifest)
     d = diff_manifests(old_manifest, new_manifest)
     gates, tripped = gate_results(d, max_kernels, fail_on_unfuse)
     code = GateError.exit_code if tripped else 0

@@ -67,4 +67,10 @@ class ToolchainError(HarvestError):
     exit_code = 10
 
 
+class Interrupted(HarvestError):
+    """Ctrl-C (SIGINT): the target was stopped; what was captured before it is kept and said so."""
+
+    exit_code = 130  # 128 + SIGINT, as a shell reports it
+
+
 EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in HarvestError.__subclasses__()}

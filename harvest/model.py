@@ -253,3 +253,4 @@ class Capture:
     gpu_name: str  # "NVIDIA H200" or ""
     graphs: tuple[CapturedGraph, ...]
     mode: Literal["cuda", "cpu-triton", "artifact"]
+    incomplete: str = ""  # why the artifact is cut short (a TORCH_TRACE log cut mid-record), else ""

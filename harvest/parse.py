@@ -72,6 +72,9 @@ CONSTEXPR = m.Annotation(
     m.Attribute(value=m.Name("tl"), attr=m.Name("constexpr")) | m.Name("constexpr") | m.SimpleString('"tl.constexpr"')
 )
 KEYWORD_RECORD = m.Name("DeviceProperties") | m.Name("AttrsDescriptor") | m.Name("instance_descriptor")
+# How Inductor's wrapper defines kernels, by backend: any other `name = async_compile.<x>(` is a format harvest does not know.
+KNOWN_COMPILERS = {"triton", "cpp", "cpp_pybinding", "cuda", "rocm", "halide", "mps"}
+UNKNOWN_COMPILER_RE = re.compile(r"^\w+ = async_compile\.(\w+)\(", re.M)
 EXTERN_ROOTS = ("extern_kernels", "aten", "prims", "inductor_ops", "_quantized", "torch.ops")
 
 # -- kernel kinds ----------------------------------------------------------------------------------------------------
@@ -115,6 +118,13 @@ def parse_output_code(source: str, name: str = "g0_unknown", role: GraphRole = "
     module = _parse_module(source)
     gathered = _ModuleGatherer()
     module.visit(gathered)
+    unknown = sorted(set(UNKNOWN_COMPILER_RE.findall(source)) - KNOWN_COMPILERS)
+    if unknown:  # a newer Inductor's format: say what was found rather than extract nothing
+        found = ", ".join(f"async_compile.{name}(...)" for name in unknown)
+        raise ParseError(
+            f"unknown output_code format: kernels defined with {found}, which this harvest (Inductor of torch 2.4 to "
+            "2.14) does not read; use a torch in that range, or report it with the file"
+        )
     call_name = _find_call(gathered.functions)
     if call_name is None:
         raise ParseError(

@@ -41,6 +41,7 @@ from typing import Any
 
 from harvest.dtypes import ITEMSIZE
 from harvest.errors import HarvestError, ParseError, ToolchainError, UsageError
+from harvest.report import manifest_problem
 
 Progress = Callable[[str], None]
 
@@ -1059,6 +1060,9 @@ def _manifest(directory: Path) -> dict | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ParseError(f"{path} is not valid JSON ({exc}); re-run `harvest extract` to rewrite it") from exc
+    problem = manifest_problem(data) if isinstance(data, dict) else ""
+    if problem:
+        raise ParseError(f"{path} is not a manifest harvest wrote ({problem}); run `harvest extract {directory}` to rewrite it from raw/")
     return data if isinstance(data, dict) else None
 
 

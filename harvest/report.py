@@ -16,6 +16,7 @@ from typing import Any
 
 from harvest.errors import ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
+from harvest.writer import inside
 
 REPORT_TEMPLATE = "report.md.j2"
 _OPS_PER_LINE = 4
@@ -287,9 +288,32 @@ def read_manifest(extraction_dir: Path) -> dict:
     if not path.is_file():
         raise UsageError(f"no manifest.json in {extraction_dir}: pass a directory written by `harvest extract`")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ParseError(f"{path} is not valid JSON ({exc}); re-run `harvest extract` to rewrite it") from exc
+    problem = manifest_problem(manifest)
+    if problem:
+        raise ParseError(f"{path} is not a manifest harvest wrote ({problem}); run `harvest extract {extraction_dir}` to rewrite it from raw/")
+    return manifest
+
+
+def manifest_problem(manifest: object) -> str:
+    """What is wrong with a manifest edited by hand (or someone else's), or "" when its shape is harvest's.
+
+    Checked before anything reads it: every module path stays inside the extraction, since commands write beside it.
+    """
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("graphs"), list):
+        return "no list of graphs"
+    for graph in manifest["graphs"]:
+        if not isinstance(graph, dict) or not isinstance(graph.get("name"), str) or not isinstance(graph.get("kernels"), list):
+            return f"graph entry {str(graph)[:60]!r} has no name or kernels"
+        for kernel in graph["kernels"]:
+            if not isinstance(kernel, dict) or not isinstance(kernel.get("name"), str):
+                return f"kernel entry {str(kernel)[:60]!r} in {graph['name']} has no name"
+            module = kernel.get("module")
+            if module is not None and not (isinstance(module, str) and inside(module)):
+                return f"module {module!r} of kernel {kernel['name']} points outside the extraction"
+    return ""
 
 
 def report_command(extraction_dir: Path) -> Path:

@@ -28,6 +28,13 @@ class WriteReport:
     kept_edited: list[str] = field(default_factory=list)  # hand-edited files left alone
     backups: list[str] = field(default_factory=list)  # (with force) where edited files were saved
     removed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # relative path -> why it could not be written (disk full)
+
+
+def inside(relative: str) -> bool:
+    """A relative path that stays under the directory it is joined to (no absolute path, no `..`)."""
+    path = Path(relative)
+    return bool(relative) and not path.is_absolute() and ".." not in path.parts
 
 
 def ensure_writable(out_dir: Path) -> None:
@@ -42,16 +49,17 @@ def ensure_writable(out_dir: Path) -> None:
 
 
 def write_raw(out_dir: Path, graphs: dict[str, str], record: dict) -> list[str]:
-    """Write raw/<graph>/output_code.py for every captured graph and raw/capture.json; returns the relative paths."""
-    (out_dir / "raw").mkdir(parents=True, exist_ok=True)
-    (out_dir / "raw" / "capture.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    paths = ["raw/capture.json"]
+    """Write raw/<graph>/output_code.py for every captured graph, then raw/capture.json (last: once it is there, the
+    raw capture is whole and replays); returns the relative paths."""
+    paths = []
     for name, source in graphs.items():
         path = out_dir / "raw" / name / "output_code.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
         paths.append(path.relative_to(out_dir).as_posix())
-    return paths
+    (out_dir / "raw").mkdir(parents=True, exist_ok=True)
+    (out_dir / "raw" / "capture.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return ["raw/capture.json", *paths]
 
 
 def previous_hashes(out_dir: Path) -> dict[str, str]:
@@ -67,11 +75,7 @@ def previous_hashes(out_dir: Path) -> dict[str, str]:
     if not isinstance(recorded, dict):
         return {}
     # Only paths inside out_dir: a foreign or hand-edited manifest must never make harvest touch files elsewhere.
-    return {
-        path: digest
-        for path, digest in recorded.items()
-        if isinstance(path, str) and isinstance(digest, str) and not Path(path).is_absolute() and ".." not in Path(path).parts
-    }
+    return {path: digest for path, digest in recorded.items() if isinstance(path, str) and isinstance(digest, str) and inside(path)}
 
 
 def _backup_path(path: Path) -> Path:
@@ -88,6 +92,8 @@ def write_generated(out_dir: Path, files: dict[str, str], *, force: bool, keep: 
     report = WriteReport()
     before = previous_hashes(out_dir)
     for relative, text in sorted(files.items()):
+        if not inside(relative):  # names come from manifests and captures, which a user can edit
+            raise OutputError(f"refusing to write {relative!r}: it points outside {out_dir}; re-run `harvest extract` to rewrite the manifest")
         path = out_dir / relative
         if path.exists():
             current = sha256(path.read_text(encoding="utf-8", errors="replace"))
@@ -101,10 +107,15 @@ def write_generated(out_dir: Path, files: dict[str, str], *, force: bool, keep: 
                 backup = _backup_path(path)
                 shutil.copy2(path, backup)
                 report.backups.append(backup.relative_to(out_dir).as_posix())
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:  # disk full, quota: a half-written file never replaces a whole one
+            tmp.unlink(missing_ok=True)
+            report.failed[relative] = exc.strerror or str(exc)
+            continue
         report.written.append(relative)
     for relative, recorded in sorted(before.items()):
         path = out_dir / relative
@@ -138,8 +149,10 @@ STAGING = ".records-staging"  # under raw/: where the capture child writes launc
 
 
 def fresh_staging(out_dir: Path) -> Path:
-    """An empty raw/.records-staging/ for the capture child (left over from a killed run: emptied)."""
-    staging = out_dir / "raw" / STAGING
+    """An empty raw/.records-staging/ for the capture child (left over from a killed run: emptied).
+
+    Absolute: the child writes there while the target runs, and a target may change its working directory."""
+    staging = out_dir.resolve() / "raw" / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     return staging
@@ -167,4 +180,12 @@ def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:
 
 
 def write_manifest(out_dir: Path, manifest: dict) -> None:
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    """Whole or not at all: a failed write (disk full) leaves the previous manifest.json as it was."""
+    path = out_dir / "manifest.json"
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}; free some space and re-run `harvest extract {out_dir}` (raw/ is kept)") from exc

@@ -169,6 +169,8 @@ def test_modules_no_longer_produced_are_removed_unless_edited(tmp_path):
     edited.write_text(edited.read_text() + "\n# my change\n")
 
     proc = harvest("extract", str(SQUARE_OUTPUT_CODE), "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 7 and "holds the extraction of" in proc.stderr, proc.stderr  # another target's: refused
+    proc = harvest("extract", str(SQUARE_OUTPUT_CODE), "-o", "out", "--force", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     left = sorted(p.relative_to(out).as_posix() for p in out.glob("g*/*.py"))
     assert left == ["g0_forward/gelu_kernel.py", "g0_inference/square_square_kernel.py"], left

@@ -5,8 +5,10 @@ Each becomes the same `Capture` a live run gives (mode "artifact"), so the rest 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from harvest.capture.recorded import launch_from_json, launch_to_json
@@ -100,9 +102,17 @@ def load_trace(path: Path) -> Capture:
     """A TORCH_TRACE directory (dedicated_log_torch_trace_*.log) or one such log file."""
     files = sorted(path.glob("*.log"), key=_natural_key) if path.is_dir() else [path]
     graphs: list[CapturedGraph] = []
+    cut: list[str] = []
     for file in files:
-        for meta, payload in read_trace_log(file.read_text(encoding="utf-8", errors="replace")):
+        text = file.read_text(encoding="utf-8", errors="replace")
+        if text and not text.endswith("\n"):  # torch ends every record with a newline: this log was cut short
+            cut.append(f"{file.name} ends mid-line (line {text.count(chr(10)) + 1})")
+        for meta, payload in read_trace_log(text):
             compile_id = f"{meta.get('frame_id', '')}/{meta.get('frame_compile_id', '')}" if "frame_id" in meta else ""
+            digest = meta.get("has_payload")
+            if isinstance(digest, str) and hashlib.md5(payload.encode("utf-8")).hexdigest() != digest:
+                cut.append(f"{file.name} has a record whose payload is cut short ({next(iter(meta), 'record')})")
+                continue  # never parse half an output_code
             if "inductor_output_code" in meta and payload:
                 graphs.append(_graph(len(graphs), payload + "\n", compile_id))
             artifact = meta.get("artifact")
@@ -113,7 +123,8 @@ def load_trace(path: Path) -> Capture:
                     continue
                 last = graphs[-1]
                 graphs[-1] = _graph(last.index, last.source, last.compile_id, {**last.provenance, artifact["name"]: value})
-    return _capture(path, graphs)
+    capture = _capture(path, graphs)
+    return replace(capture, incomplete=f"TORCH_TRACE log cut short: {cut[0]}; give the whole log") if cut else capture
 
 
 def capture_record(capture: Capture) -> dict:
@@ -152,6 +163,8 @@ def load_raw_capture(raw_dir: Path) -> Capture:
         raise ParseError(f"{raw_dir / CAPTURE_JSON} is not valid JSON ({exc}); re-run the extraction from the script") from exc
     graphs = []
     for entry in record["graphs"]:
+        if not re.fullmatch(r"g\d+_\w+", str(entry["name"])):  # a name edited to reach outside raw/ is never followed
+            raise ParseError(f"{raw_dir / CAPTURE_JSON} names a graph {entry['name']!r}, not one harvest writes (g<index>_<role>); re-run the extraction from the script")
         source_path = raw_dir / entry["name"] / "output_code.py"
         if not source_path.exists():
             raise ParseError(f"{source_path} is missing, but {raw_dir / CAPTURE_JSON} lists it; re-run the extraction from the script")

@@ -32,12 +32,23 @@ class EventLog:
         self.graphs = 0
         self.sources: list[str] = []
         self.pending: int | None = None  # a graph whose module Inductor is about to load
+        self.pid = os.getpid()
+
+    def forked(self) -> bool:
+        """True in a process the target forked: it inherits the hooks, but its graph numbers would collide with the
+        target's own, so it records nothing (a process the target spawns has no hooks at all)."""
+        return os.getpid() != self.pid
 
     def write(self, event: dict) -> None:
+        if self.forked():
+            return
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(event, sort_keys=True) + "\n")
 
     def graph(self, source: str, compile_id: str) -> None:
+        if self.forked():
+            progress(f"a process the target forked (pid {os.getpid()}) compiled a graph: not captured (harvest captures the target's own process)")
+            return
         index = self.graphs
         self.graphs += 1
         (self.dir / f"graph_{index:03d}.py").write_text(source, encoding="utf-8")

@@ -87,6 +87,9 @@ class LaunchRecorder:
     def launch(self, original_run, tuner, args: tuple, kwargs: dict):
         import torch
 
+        if getattr(self.log, "forked", lambda: False)():  # a process the target forked records nothing (see EventLog)
+            return original_run(tuner, *args, **kwargs)
+
         name = (getattr(tuner, "inductor_meta", None) or {}).get("kernel_name") or getattr(tuner.fn, "__name__", "?")
         source = getattr(tuner.fn, "src", "") or ""
         graph = self.graph_of(tuner, name, source)

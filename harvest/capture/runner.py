@@ -30,7 +30,7 @@ class RunOutcome:
     """How the target's run ended, next to what it produced."""
 
     capture: Capture
-    status: str  # "ok", "exit" (sys.exit), "raised", "timeout", "crashed" (child died), "no-cuda"
+    status: str  # "ok", "exit" (sys.exit), "raised", "timeout", "interrupted" (Ctrl-C), "crashed" (child died), "no-cuda"
     exit_code: int  # the target's sys.exit code (0 when it returned normally)
     error: str  # the target's traceback tail, or the child's stderr tail when it died
     seconds: float
@@ -120,17 +120,17 @@ def run_target(
         pumps = [threading.Thread(target=pump_stderr, daemon=True), threading.Thread(target=pump_stdout, daemon=True)]
         for pump in pumps:
             pump.start()
-        timed_out = False
+        timed_out = interrupted = False
         try:
             child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C: end the target (its own session, so it did not get the signal) and keep what it captured
+            interrupted = True
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
-            raise
         for pump in pumps:
             pump.join(timeout=5)
         seconds = time.monotonic() - started
@@ -138,8 +138,8 @@ def run_target(
         events = read_events(capture_dir / "events.jsonl")
         capture = build_capture(target, args, capture_dir, events, cache_dir)
         exit_event = next((e for e in events if e["event"] == "exit"), None)
-        if timed_out:
-            status, code, error = "timeout", 0, ""
+        if timed_out or interrupted:
+            status, code, error = "timeout" if timed_out else "interrupted", 0, ""
         elif exit_event is None:
             status, code, error = "crashed", child.returncode, "".join(stderr_tail[-12:])
         else:
