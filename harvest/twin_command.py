@@ -50,7 +50,7 @@ def find_extraction(path: Path) -> tuple[Path, str | None]:
     """(extraction dir, the module or graph dir inside it that was asked for, or None for all)."""
     path = Path(path)
     if not path.exists():
-        raise UsageError(f"not found: {path}")
+        raise UsageError(f"not found: {path}; give an extraction directory, one of its graph directories or a kernel module")
     for candidate in [path, *path.parents][:3]:
         if candidate.is_dir() and (candidate / "manifest.json").is_file():
             relative = path.resolve().relative_to(candidate.resolve()).as_posix()

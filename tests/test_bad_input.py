@@ -76,6 +76,9 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("changes-argv", "the target rewrites sys.argv", "ok", "extracted; the manifest keeps the command as given", "test_target_that_changes_argv"),
     ("crafted-kernel-name", "kernel and graph names crafted to escape the output dir (output_code.py)", "ok", "extracted; every file lands inside -o (paths come from graph index and role, never from names in the file)", "test_crafted_names_stay_inside_the_output_dir"),
     ("crafted-capture-json", "raw/capture.json names a graph '../../escape'", "ParseError", "names a graph '../../escape', not one harvest writes", "test_crafted_graph_name_in_capture_json"),
+    ("raw-source-deleted", "an extraction replayed after raw/<graph>/output_code.py was deleted", "ParseError", "raw/g0_inference/output_code.py is missing, but ext/raw/capture.json lists it", "test_replay_after_a_raw_source_was_deleted"),
+    ("capture-json-not-json", "raw/capture.json that is not JSON", "ParseError", "ext/raw/capture.json is not valid JSON", "test_capture_json_that_is_not_json"),
+    ("capture-json-tampered", "raw/capture.json of the wrong shape", "ParseError", "ext/raw/capture.json is not a capture harvest wrote", "test_capture_json_of_the_wrong_shape"),
     ("manifest-not-json", "manifest.json edited into invalid JSON (harvest report)", "ParseError", "manifest.json is not valid JSON", "test_manifest_that_is_not_json"),
     ("manifest-tampered", "manifest.json whose graphs are not a list (report, twin, ptx, bench, diff)", "ParseError", "manifest.json is not a manifest harvest wrote (no list of graphs)", "test_tampered_manifest"),
     ("manifest-module-escapes", "manifest.json naming a module outside the extraction (harvest twin)", "ParseError", "module '../escaped/evil.py' of kernel triton_poi_fused_pow_0 points outside the extraction", "test_manifest_module_outside_the_extraction"),
@@ -86,7 +89,11 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("ptx-not-a-module", "harvest ptx on a .py that is not a kernel module", "ParseError", "has no '# >>> kernel' ... '# <<< kernel' region", "test_ptx_of_a_file_that_is_not_a_kernel_module"),
     ("twin-not-a-module", "harvest twin on a .py in an extraction that is not a kernel module", "UsageError", "no kernel module under", "test_twin_of_a_file_that_is_not_a_kernel_module"),
     ("bench-not-a-module", "harvest bench on a .py in an extraction that is not a kernel module", "UsageError", "no kernel in", "test_bench_of_a_file_that_is_not_a_kernel_module"),
+    ("bench-pattern-matches-nothing", "harvest bench -k with a pattern no kernel matches", "UsageError", "no kernel matching 'zzz*' in ext (graphs: g0_inference)", "test_bench_pattern_that_matches_nothing"),
+    ("ptx-bad-arch", "harvest ptx --arch that is no GPU architecture", "UsageError", "--arch 'sm_banana' is not a GPU architecture", "test_ptx_of_an_unknown_arch"),
+    ("record-cap-not-positive", "--record-cap 0", "UsageError", "--record-cap and --record-total-cap must be positive", "test_record_cap_must_be_positive"),
     ("missing-path", "twin / ptx / bench / report on a path that does not exist", "UsageError", "nope", "test_new_commands_on_a_missing_path"),
+    ("twin-missing-path", "harvest twin on a path that does not exist", "UsageError", "not found: nope; give an extraction directory, one of its graph directories or a kernel module", "test_twin_on_a_missing_path"),
 ]
 CASE = {case[0]: case for case in CASES}
 
@@ -434,6 +441,30 @@ def test_crafted_graph_name_in_capture_json(tmp_path, square):
     assert not (tmp_path / "again/raw/g0_inference").exists()
 
 
+def test_replay_after_a_raw_source_was_deleted(tmp_path, square):
+    shutil.copytree(square, tmp_path / "ext")
+    (tmp_path / "ext/raw/g0_inference/output_code.py").unlink()
+    before = tree(tmp_path / "ext")
+    expect("raw-source-deleted", harvest("extract", "ext", "-q", cwd=tmp_path))
+    assert tree(tmp_path / "ext") == before  # the modules written from it are still there
+
+
+def test_capture_json_that_is_not_json(tmp_path, square):
+    shutil.copytree(square, tmp_path / "ext")
+    (tmp_path / "ext/raw/capture.json").write_text('{"graphs": [')
+    before = tree(tmp_path / "ext")
+    expect("capture-json-not-json", harvest("extract", "ext", "-q", cwd=tmp_path))
+    assert tree(tmp_path / "ext") == before
+
+
+def test_capture_json_of_the_wrong_shape(tmp_path, square):
+    shutil.copytree(square, tmp_path / "ext")
+    (tmp_path / "ext/raw/capture.json").write_text('{"graphs": 3}\n')
+    before = tree(tmp_path / "ext")
+    expect("capture-json-tampered", harvest("extract", "ext", "-q", cwd=tmp_path))
+    assert tree(tmp_path / "ext") == before
+
+
 def test_manifest_that_is_not_json(tmp_path, square):
     shutil.copytree(square, tmp_path / "ext")
     (tmp_path / "ext/manifest.json").write_text('{"graphs": [')
@@ -518,9 +549,33 @@ def test_bench_of_a_file_that_is_not_a_kernel_module(tmp_path, square):
     assert tree(ext) == before
 
 
+def test_bench_pattern_that_matches_nothing(tmp_path, square):
+    shutil.copytree(square, tmp_path / "ext")
+    expect("bench-pattern-matches-nothing", harvest("bench", "ext", "-k", "zzz*", cwd=tmp_path))
+    assert not (tmp_path / "ext/bench").exists()
+
+
+def test_ptx_of_an_unknown_arch(tmp_path, square):
+    shutil.copytree(square, tmp_path / "ext")
+    expect("ptx-bad-arch", harvest("ptx", "ext", "--arch", "sm_banana", cwd=tmp_path))
+    assert not (tmp_path / "ext/g0_inference/ptx").exists()
+
+
+def test_record_cap_must_be_positive(tmp_path):
+    (tmp_path / "t.py").write_text(COMPILE_ONE)
+    proc = harvest("extract", "t.py", "--record-cap", "0", "-q", cwd=tmp_path)
+    expect("record-cap-not-positive", proc)
+    assert "compiled" not in proc.stdout and not (tmp_path / "extracted").exists()  # refused before anything ran
+
+
 @pytest.mark.parametrize("command", ["twin", "ptx", "bench", "report"])
 def test_new_commands_on_a_missing_path(tmp_path, command):
-    expect("missing-path", harvest(command, "nope", cwd=tmp_path))
+    line = expect("missing-path", harvest(command, "nope", cwd=tmp_path))
+    assert ";" in line or ":" in line.removeprefix("harvest: error: "), f"says what to do: {line}"
+
+
+def test_twin_on_a_missing_path(tmp_path):
+    expect("twin-missing-path", harvest("twin", "nope", cwd=tmp_path))
 
 
 def test_cases_parse():

@@ -161,6 +161,13 @@ def load_raw_capture(raw_dir: Path) -> Capture:
         record = json.loads((raw_dir / CAPTURE_JSON).read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ParseError(f"{raw_dir / CAPTURE_JSON} is not valid JSON ({exc}); re-run the extraction from the script") from exc
+    try:
+        return _capture_from_record(raw_dir, record)
+    except (KeyError, TypeError, AttributeError) as exc:  # edited by hand, or not harvest's: say which field
+        raise ParseError(f"{raw_dir / CAPTURE_JSON} is not a capture harvest wrote ({type(exc).__name__}: {exc}); re-run the extraction from the script") from exc
+
+
+def _capture_from_record(raw_dir: Path, record: dict) -> Capture:
     graphs = []
     for entry in record["graphs"]:
         if not re.fullmatch(r"g\d+_\w+", str(entry["name"])):  # a name edited to reach outside raw/ is never followed
