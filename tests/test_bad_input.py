@@ -68,6 +68,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("out-inside-extraction", "-o points inside an extraction", "OutputError", "is inside the extraction", "test_out_inside_an_extraction"),
     ("out-read-only", "-o is a read-only (immutable) directory", "OutputError", "cannot write to output directory ro", "test_read_only_output_directory"),
     ("disk-full", "a write fails mid-extraction (file size limit: disk full)", "OutputError", "could not write 1 of 2 files to out (g0_inference/square_square_kernel.py: File too large)", "test_write_error_mid_extraction"),
+    ("disk-full-during-run", "the launch record cannot be written while the target runs (file size limit)", "ok", "the target runs on; the manifest says the kernel's data was not saved and why", "test_write_error_while_the_target_runs"),
     ("sigint-run", "Ctrl-C (SIGINT) while the target runs", "Interrupted", "interrupted (Ctrl-C) while the target ran: the target was stopped; 1 graph(s) captured before that were extracted", "test_sigint_during_the_target_run"),
     ("sigint-render", "Ctrl-C (SIGINT) while modules are rendered", "Interrupted", "interrupted (Ctrl-C) while writing the extraction; the capture is kept in out/raw", "test_sigint_during_rendering"),
     ("forks-and-spawns", "the target forks and spawns processes that compile", "ok", "the target's own graphs are extracted; a progress line says a forked process's graph was not captured", "test_target_that_forks_and_spawns_compiling_processes"),
@@ -277,6 +278,28 @@ def test_write_error_mid_extraction(tmp_path):
     assert again.returncode == 0, again.stderr
     assert (out / "g0_inference/square_square_kernel.py").exists()
     assert "not_written" not in json.loads((out / "manifest.json").read_text())
+
+
+def test_write_error_while_the_target_runs(tmp_path):
+    """A 100x100 kernel's record (80 KB before+after) is over a 64 KiB file limit: harvest's recorder must not be
+    what makes the target fail."""
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+    (tmp_path / "big.py").write_text(COMPILE_ONE.replace("10, 10", "100, 100"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "harvest", "extract", "big.py", "-o", "out", "-q"],
+        cwd=tmp_path, env=tree_env(), capture_output=True, text=True, timeout=300, preexec_fn=limit_file_size,
+    )
+    expect("disk-full-during-run", proc)
+    assert "compiled torch.Size([100, 100])" in proc.stdout
+    manifest = json.loads((tmp_path / "out/manifest.json").read_text())
+    ((kernel,),) = [g["kernels"] for g in manifest["graphs"]]
+    assert kernel["recorded"]["data"] is None and kernel["recorded"]["note"].startswith("data not saved: writing"), kernel["recorded"]
+    assert not list((tmp_path / "out/raw").rglob("*.pt"))
+    assert (tmp_path / "out" / kernel["module"]).exists()
 
 
 # ---------------------------------------------------------------- Ctrl-C

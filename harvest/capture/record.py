@@ -142,10 +142,15 @@ class LaunchRecorder:
         data = ""
         if save and self.record_dir is not None:
             path = self.record_dir / str(graph) / f"{name}.pt"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"before": before, "after": after}, path)
-            data = f"{graph}/{name}.pt"
-            self.saved_bytes += sum(t.numel() for t in before + after if t is not None)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                torch.save({"before": before, "after": after}, path)
+            except (OSError, RuntimeError) as exc:  # disk full: the target's run must not fail for harvest's record
+                path.unlink(missing_ok=True)
+                data_note = f"data not saved: writing {path.name} failed ({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); disk full?"
+            else:
+                data = f"{graph}/{name}.pt"
+                self.saved_bytes += sum(t.numel() for t in before + after if t is not None)
 
         event = {
             "event": "launch",
