@@ -18,9 +18,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harvest import __version__
-from harvest.capture.artifacts import CAPTURE_JSON, capture_record, load_artifact, looks_like_output_code, raw_capture_dir
+from harvest.capture.artifacts import (
+    CAPTURE_JSON,
+    capture_record,
+    load_artifact,
+    looks_like_output_code,
+    raw_capture_dir,
+)
 from harvest.capture.runner import RunOutcome, run_target, run_wrapper_modules
-from harvest.errors import HarvestError, Interrupted, NoGraphsError, OutputError, ParseError, TargetError, TimeoutError_, UsageError
+from harvest.errors import (
+    HarvestError,
+    Interrupted,
+    NoGraphsError,
+    OutputError,
+    ParseError,
+    TargetError,
+    TimeoutError_,
+    UsageError,
+)
 from harvest.fusion import graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
 from harvest.parse import parse_output_code

@@ -342,7 +342,7 @@ def test_sigint_during_rendering(tmp_path):
     out = tmp_path / "out"
     proc = _interrupt_when(["extract", str(TRACE_LOG), "-o", "out", "-q"], tmp_path, lambda: (out / "manifest.json").exists() or (out / "raw/capture.json").exists())
     line = expect("sigint-render", proc)
-    assert f"`harvest extract out` renders it again" in line
+    assert "`harvest extract out` renders it again" in line
     raw = tree(out / "raw")
     assert sorted(p for p in raw if p.endswith("output_code.py")) == ["g0_forward/output_code.py", "g1_backward/output_code.py"]
     replay = harvest("extract", "out", "-q", cwd=tmp_path)

@@ -51,7 +51,7 @@ def find_axes(facts: ModuleFacts) -> Axes:
                                                                        "tl.dot", "tl.cumsum", "tl.associative_scan", "tl.reduce",
                                                                        "tl.sort", "tl.histogram", "tl.gather", "tl.split", "tl.join"):
                 raise NoTwin(f"uses {_dotted(node.func)}")
-            if isinstance(node, ast.Call) and _dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, node, axes):
+            if isinstance(node, ast.Call) and _dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, axes):
                 raise NoTwin(f"uses tl.program_id outside the block-offset pattern: `{ast.unparse(stmt).splitlines()[0][:80]}`"
                               + (" (a mix-order reduction: rows split over programs, partials to a workspace)" if "num_programs" in ast.unparse(stmt) or "RSPLIT" in ast.unparse(stmt) else ""))
     return axes
@@ -81,7 +81,7 @@ def _program_offset(value: ast.expr) -> int | None:
     return None
 
 
-def _inside_offset(stmt: ast.stmt, node: ast.Call, axes: Axes) -> bool:
+def _inside_offset(stmt: ast.stmt, axes: Axes) -> bool:
     return (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in axes.offsets)
 
 

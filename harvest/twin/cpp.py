@@ -15,7 +15,6 @@ CPP_KEYWORDS = {"auto", "bool", "break", "case", "char", "class", "const", "cont
                 "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "hv", "std", "row", "half"}
 
 
-WARP = 32
 
 
 @dataclass
@@ -58,7 +57,7 @@ def promote(a: str, b: str) -> str:
     if a in ("int", "float"):
         a, b = b, a
     if b == "int":
-        return "i32" if a in ("i1", "float") and a != "float" else a if a != "float" else "fp32"
+        return "i32" if a == "i1" else "fp32" if a == "float" else a  # a bool or a literal takes an int literal to i32
     if b == "float":
         return a if a in FLOATS else "fp32"
     if a in FLOATS or b in FLOATS:

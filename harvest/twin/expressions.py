@@ -204,7 +204,7 @@ class Expressions:
             if key in TL_DTYPES:
                 return TL_DTYPES[key]
         if isinstance(node, ast.Attribute) and node.attr == "dtype":
-            return self(node.value).dtype if not isinstance(node.value, ast.Name) or self.out.lookup(node.value.id) else self(node.value).dtype
+            return self(node.value).dtype  # `tl.full(x.shape, 0.0, x.dtype)`
         raise NoTwin(f"dtype {ast.unparse(node)!r}")
 
     def _full(self, name: str, node: ast.Call) -> Value:
