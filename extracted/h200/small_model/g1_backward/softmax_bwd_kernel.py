@@ -155,7 +155,14 @@ def load_record(device):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), RECORD) if RECORD else None
     if path is None or not os.path.isfile(path):
         return None
-    data = torch.load(path, map_location="cpu", weights_only=True)  # plain uint8 tensors, nothing executable
+    import pickle  # here, not at the top, so that the kernel region keeps its line numbers (and its PTX's .loc)
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)  # plain uint8 tensors, nothing executable
+    except pickle.UnpicklingError as exc:  # torch refused the file before anything in it ran
+        words = str(exc).split()
+        what = f"it pickles {words[words.index('GLOBAL') + 1]}" if "GLOBAL" in words else str(exc).strip().splitlines()[0]
+        sys.exit(f"{RECORD}: not a launch record harvest wrote ({what}); refused without loading it: extract again to remake it")
 
     def storages(spans):
         result = []
