@@ -40,12 +40,17 @@ def main(root: Path) -> None:
             ratio = f"{row['extracted_over_in_graph']:.3f}" if row.get("extracted_over_in_graph") else "-"
             speedup = f"{row['eager_over_extracted']:.2f}x" if row.get("eager_over_extracted") else "-"
             print(f"  {row['graph']}/{row['kernel'][:40]:40s} ext {ms(row['extracted_ms'], row['extracted_p20_ms'], row['extracted_p80_ms'])}"
-                  f" graph {ms(row['in_graph_ms'])} ext/graph {ratio} alone {ms(row['inductor_alone_ms'])}"
+                  f" graph {ms(row['in_graph_ms'])} (as it runs {ms(row.get('in_graph_as_it_runs_ms'))}) ext/graph {ratio} alone {ms(row['inductor_alone_ms'])}"
                   f" eager {ms(row['eager_ms'])} ({speedup}) {pct} first {row['extracted_first_call_ms'] or 0:.0f} ms"
                   + (f" [{row['eager_ops']}]" if row.get("eager_ops") else "")
                   + (f"\n      note: {row['note'][:300]}" if row.get("note") else ""))
     print("\n== acceptance")
     timed = [(n, r) for n, r in everything if r.get("in_graph_ms") and r["in_graph_ms"] >= 0.020 and r.get("extracted_over_in_graph")]
+    other_config = [(n, r) for n, r in timed if r.get("in_graph_config_pinned") is False]
+    for n, r in other_config:
+        print(f"  left out: {n} {r['graph']}/{r['kernel']}: in the graph it ran another config than the recorded one "
+              f"(ext/graph {r['extracted_over_in_graph']:.3f} compares two configs)")
+    timed = [(n, r) for n, r in timed if r.get("in_graph_config_pinned") is not False]
     if timed:
         ratios = [r["extracted_over_in_graph"] for _, r in timed]
         print(f"ext/graph (profiler device time) over {len(timed)} kernels >= 20 us: median {statistics.median(ratios):.3f}, "

@@ -11,6 +11,7 @@
 #    the ncu command printed and run on one kernel, the requires_cuda bench test;
 # 3. packs every bench/ directory (CSV, JSON, PNG, profile.txt, trace.json, ncu report) into $OUT/bench.tgz and
 #    prints a compact summary with the acceptance figures (also $OUT/summary.txt).
+# ONLY="extract_gpt2 bench_gpt2_whole_model ..." runs just those steps (a rerun after a fix, within the device budget).
 # One failing step never stops the rest (set -u, no set -e): each step's rc and seconds go to $OUT/steps.txt and its
 # output to logs/<step>.log inside the tarball. Steps start only while the budget (BUDGET s, default 540) allows.
 set -u
@@ -36,6 +37,7 @@ elapsed() { echo $(( $(date +%s) - start )); }
 # step NAME LIMIT_S CMD...: runs CMD if the budget allows, logs its output, records rc and seconds.
 step() {
   local name=$1 limit=$2; shift 2
+  if [ -n "${ONLY:-}" ] && ! [[ " $ONLY " == *" $name "* ]]; then return; fi  # ONLY="step names": a partial rerun
   local left=$(( budget - $(elapsed) ))
   if [ "$left" -lt 20 ]; then echo "$name SKIPPED (budget: $(elapsed) s used of $budget)" | tee -a "$OUT/steps.txt"; return; fi
   [ "$limit" -gt "$left" ] && limit=$left

@@ -273,7 +273,8 @@ def _results_for(kernel: str) -> tuple[dict, dict]:
     graph = {"kernels": {kernel: {"device": {"median_ms": 0.194, "p20_ms": 0.193, "p80_ms": 0.196, "samples": 20},
                                   "config": {"kwargs": {"XBLOCK": 1024}, "num_warps": 4, "num_stages": 1},
                                   "recorded_config": {"kwargs": {"XBLOCK": 1024}, "num_warps": 4, "num_stages": 1},
-                                  "pinned": True}}}
+                                  "pinned": True,
+                                  "device_as_it_runs": {"median_ms": 0.18, "p20_ms": 0.179, "p80_ms": 0.181, "samples": 20}}}}
     return entry, graph
 
 
@@ -287,6 +288,7 @@ def test_rows_are_written_as_csv_and_json_in_field_order(tmp_path):
     assert row.extracted_over_in_graph == pytest.approx(0.195 / 0.194)
     assert row.eager_over_extracted == pytest.approx(2.0) and row.twin_ms == 0.25
     assert row.eager_ops == "aten::pow" and row.aten_ops == "aten.pow" and row.note == ""
+    assert row.in_graph_as_it_runs_ms == 0.18 and row.in_graph_config_pinned is True
     write_csv(tmp_path / "bench.csv", [row, row])
     lines = (tmp_path / "bench.csv").read_text().splitlines()
     assert lines[0].split(",")[:6] == ["graph", "module", "kernel", "inductor_kernel", "kind", "aten_ops"]
@@ -385,3 +387,58 @@ def test_profile_of_the_eager_reference_shows_the_seeds_finding(module, dispatch
     table, ops = op_table(lambda: namespace["reference"](torch.randn(64, 64)))
     assert dispatched in ops and not_dispatched not in ops, ops
     assert dispatched in table
+
+
+def test_a_reference_that_computes_nothing_is_not_timed_as_eager(tmp_path, monkeypatch):
+    """conv_bn's batch-norm kernels write buffers the FX fragment names without a node: their reference computes no
+    output. Timing it would time an empty call (1.3 us on the H200, first seen as 'eager 0.0013 ms'); it is refused
+    with the reason instead. The GPU is what is mocked here: the timer, the L2 buffer, the copy bandwidth."""
+    import importlib.util
+
+    artifact = ROOT / "tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/models/conv_bn/g0_forward.py"
+    done = harvest("extract", str(artifact), "-o", str(tmp_path / "x"), "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = {}
+    for stem in ("add_kernel", "batch_norm_fwd_kernel_1"):
+        spec = importlib.util.spec_from_file_location(f"bench_eager_{stem}", tmp_path / "x/g0_forward" / f"{stem}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        timed = []
+        monkeypatch.setattr(module, "time_gpu", lambda fn, flush, timed=timed: timed.append(fn) or {"median_ms": 1.0})
+        monkeypatch.setattr(module, "l2_flush_buffer", lambda device: None)
+        monkeypatch.setattr(module, "bench_result", lambda kernel, device, inputs, moved, timings, copy_gbps: timings)
+        monkeypatch.setattr(module, "launch", lambda **kwargs: None)
+        results[stem] = (module.bench("cpu", copy_gbps=4000.0, inputs=(module.make_inputs("cpu"), "made-up")), len(timed), module)
+    timings, calls, module = results["batch_norm_fwd_kernel_1"]
+    assert module.reference(*[]) == {} and module.UNCHECKED
+    assert calls == 1 and timings["kernel"] == {"median_ms": 1.0}
+    assert timings["eager"]["error"].startswith("no eager reference: it computes none of the kernel's outputs (")
+    timings, calls, module = results["add_kernel"]
+    assert calls == 2 and timings["eager"] == {"median_ms": 1.0}, timings  # a reference with outputs is timed
+
+
+def test_in_the_graph_l2_is_flushed_right_before_each_timed_kernel_and_put_back_after():
+    """The graph's kernels are compared with the extracted one from the same cold L2: each named kernel's launcher
+    flushes first inside the block; outside it the class's own run is back. (A plain object stands for Inductor's
+    autotuner and a counter for the L2 buffer: the GPU is what is mocked.)"""
+    from types import SimpleNamespace
+
+    from harvest.bench_child import flushed_before_each_kernel
+
+    class Tuner:
+        def run(self, *args, **kwargs):
+            events.append(("run", args))
+
+    class Flush:
+        def zero_(self):
+            events.append(("flush",))
+
+    events: list = []
+    module = SimpleNamespace(k0=Tuner(), k1=Tuner(), other=Tuner())
+    with flushed_before_each_kernel(module, ["k0", "k1", "missing"], Flush()):
+        module.k0.run(1)
+        module.other.run(2)
+        module.k1.run(3)
+    module.k0.run(4)
+    assert events == [("flush",), ("run", (1,)), ("run", (2,)), ("flush",), ("run", (3,)), ("run", (4,))]
+    assert "run" not in vars(module.k0) and "run" not in vars(module.k1)
