@@ -619,6 +619,10 @@ _SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin"}
 _SPLIT_TARGETS = {"sum": "torch.ops.aten.sum.dim_IntList", "amax": "torch.ops.aten.amax.default",
                   "amin": "torch.ops.aten.amin.default"}
 
+# Aten reductions: a buffer of one's shape that a kernel reads is its accumulator, not a split partial.
+_REDUCTION_FAMILIES = {"sum", "mean", "amax", "amin", "max", "min", "var", "var_mean", "std", "std_mean", "prod",
+                       "any", "all", "argmax", "argmin", "logsumexp", "native_layer_norm"}
+
 _SPLIT_WORDS = {"sum": ("partial sums", "sums"), "amax": ("partial maxima", "takes the max of"),
                 "amin": ("partial minima", "takes the min of")}
 
@@ -867,8 +871,16 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
     pairs: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
     # A partial buffer has no FX node: an input that a fragment op reads (mul(div, 2)) is real data, not partials.
     consumed = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in _refs(v)}
+    # A buffer with the shape of one of the fragment's reductions is that reduction's unfinished accumulator, which
+    # this kernel finishes (x.mean(-1, keepdim=True).sum(): buf0 f32[4, 1] holds the row sums, the kernel divides by
+    # the row length, then sums): summing it as partials of the last reduction would leave out the division.
+    reduced = {(tuple(map(str, op.meta.shape)), _norm_dtype(op.meta.dtype)) for op in fragment.ops.values()
+               if op.family in _REDUCTION_FAMILIES and op.meta is not None}
     for name in binding.inputs:
         if name in fragment.ops or name in binding.scalar_inputs or name in consumed:
+            continue
+        meta = binding.input_meta.get(name)
+        if meta is not None and (tuple(map(str, meta.shape)), _norm_dtype(meta.dtype)) in reduced:
             continue
         options = _partial_of(fragment, binding.input_meta.get(name))
         if len(options) == 1:
