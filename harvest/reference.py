@@ -157,6 +157,9 @@ def _top_op(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> str |
                 return "mean"
             return op
         elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
+            right = expr.comparators[0]
+            if isinstance(expr.ops[0], ast.Eq) and isinstance(right, ast.Constant) and right.value in (0, False):
+                return "eq0"  # also how Inductor writes a bool's bitwise_not/logical_not: `tmp1 == 0`
             return _CMPOPS.get(type(expr.ops[0]))
         elif isinstance(expr, ast.UnaryOp):
             return "neg" if isinstance(expr.op, ast.USub) else None
@@ -189,6 +192,7 @@ _OP_FAMILIES: dict[str, set[str]] = {
     "maximum": {"relu", "maximum", "clamp_min"},
     "minimum": {"minimum", "clamp_max"},
     "eq": {"eq"},
+    "eq0": {"eq", "bitwise_not", "logical_not"},
     "ne": {"ne"},
     "lt": {"lt"},
     "le": {"le"},
