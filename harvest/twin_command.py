@@ -51,7 +51,7 @@ def find_extraction(path: Path) -> tuple[Path, str | None]:
     path = Path(path)
     if not path.exists():
         raise UsageError(f"not found: {path}; give an extraction directory, one of its graph directories or a kernel module")
-    for candidate in [path, *path.parents][:3]:
+    for candidate in [path, *path.absolute().parents][:3]:  # absolute: `harvest twin k.py` from inside a graph dir
         if candidate.is_dir() and (candidate / "manifest.json").is_file():
             relative = path.resolve().relative_to(candidate.resolve()).as_posix()
             return candidate, None if relative == "." else relative

@@ -141,6 +141,9 @@ def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
                 row[0] += 1
                 row[1] += kernel["twin"]["status"] == "ok"
                 assert kernel["twin"]["status"] in ("ok", "no twin"), kernel["twin"]
+            if (model.name, graph.stem) == ("graph_break_recompile", "g2_backward"):
+                # an outer sum whose per-row load (mean[row % 2048]) does not vote: 32 rows per block
+                assert "hv::column_reduce(" in (out / "g0_backward/twin/div_sub_pow_sum_kernel.cu").read_text()
     print(counts)
     assert counts["pointwise"][0] == counts["pointwise"][1]
     assert counts["reduction"][1] >= 0.8 * counts["reduction"][0]

@@ -292,8 +292,8 @@ def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: Mod
         if None in offsets:
             continue
         base, next_row, next_lane = offsets
-        if next_lane == base and next_row == base:
-            continue  # a broadcast value
+        if next_lane == base:
+            continue  # a broadcast value or one per row (loaded once, outside the reduction's loop): no vote
         votes.append(abs(next_row - base) == 1 and abs(next_lane - base) > 1)
     return bool(votes) and sum(votes) * 2 > len(votes)
 
