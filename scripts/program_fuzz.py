@@ -108,7 +108,10 @@ class InputSpec:
         return make_input(self.shape, self.dtype, self.layout)
 
 
-def make_input(shape: tuple[int, ...], dtype: str, layout: str) -> torch.Tensor:
+# Written into each target as text (not read back with inspect: a file edited during a run would shift its lines).
+MAKE_INPUT_SOURCE = '''\
+def make_input(shape, dtype, layout):
+    """One program input, from the global RNG (seeded per program)."""
     full = list(shape)
     if layout == "transposed":
         full[-1], full[0] = full[0], full[-1]
@@ -125,6 +128,10 @@ def make_input(shape: tuple[int, ...], dtype: str, layout: str) -> torch.Tensor:
     if layout == "strided":
         return x[..., ::2]
     return x
+'''
+_namespace: dict = {"torch": torch}
+exec(MAKE_INPUT_SOURCE, _namespace)  # noqa: S102 (the generator builds its example inputs with the same function)
+make_input = _namespace["make_input"]
 
 
 @dataclass
@@ -237,11 +244,11 @@ def make_program(rng: random.Random, name: str, max_steps: int = 6) -> Program:
     return Program(name, params, specs, lines, line_categories, outputs)
 
 
-def make_programs(count: int, seed: int, start: int = 0) -> list[Program]:
+def make_programs(count: int, seed: int, start: int = 0, max_steps: int = 6) -> list[Program]:
     """Programs start..start+count-1 of the stream for `seed` (the same programs whatever the batching)."""
     programs = []
     for index in range(start, start + count):
-        programs.append(make_program(random.Random(f"{seed}:{index}"), f"p{index}"))
+        programs.append(make_program(random.Random(f"{seed}:{index}"), f"p{index}", max_steps))
     return programs
 
 
@@ -263,9 +270,7 @@ import torch.nn.functional as F
 
 def target_source(programs: Sequence[Program]) -> tuple[str, dict[tuple[str, int], frozenset[str]]]:
     """The target script, and each program line's categories keyed by (function, line number)."""
-    import inspect
-
-    text = TARGET_HEADER.format(make_input=inspect.getsource(make_input))
+    text = TARGET_HEADER.format(make_input=MAKE_INPUT_SOURCE.rstrip())
     where: dict[tuple[str, int], frozenset[str]] = {}
     for program in programs:
         first = text.count("\n") + 2  # the def line is first+... : lines below the def
@@ -440,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch", type=int, default=50, help="programs per target (one extraction each)")
     parser.add_argument("--start", type=int, default=0, help="first program index (to re-run a part of a long run)")
+    parser.add_argument("--max-steps", type=int, default=6, help="steps per program at most")
     parser.add_argument("--keep", metavar="DIR", help="keep every batch's target and extraction under DIR")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -452,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for first in range(args.start, args.start + args.programs, args.batch):
                 count = min(args.batch, args.start + args.programs - first)
-                batch = make_programs(count, args.seed, first)
+                batch = make_programs(count, args.seed, first, args.max_steps)
                 result = run_batch(batch, root / f"batch_{first:05d}")
                 programs += count
                 kernels += len(result.kernels)
