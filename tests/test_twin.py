@@ -160,3 +160,16 @@ def test_outer_reduction_takes_32_rows_per_block(tmp_path):
     ptx_of(twin.cuda, tmp_path)
     inner = translate(read_module(module_text("small_model/g0_forward/softmax_kernel.py")))
     assert "hv::block_reduce(" in inner.cuda and "column_reduce" not in inner.cuda
+
+
+@needs_nvcc
+def test_outer_reduction_with_a_dynamic_size_in_its_address_still_takes_32_rows_per_block(tmp_path):
+    """graph_break_recompile's recompiled backward (dynamic shapes) on the CPU path, the module harvest wrote for it.
+    On the H200 Inductor split the same sum and put the run-time size in the address (`2048*x1*((15 + ks0) // 16)`,
+    tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/models/graph_break_recompile/g7_backward.py); that form is put in
+    here. A size known only at run time gets a stand-in value when the mapping is chosen: strides decide it."""
+    text = (ROOT / "tests/fixtures/twin/dynamic_outer_sum_kernel.py").read_text()
+    assert "a_ptr + (rows + 32*cols)" in text
+    twin = translate(read_module(text.replace("a_ptr + (rows + 32*cols)", "a_ptr + (rows + 32*cols + 32*cols*((15 + size_0) // 16))")))
+    assert "hv::column_reduce(total_acc, hv::Sum())" in twin.cuda
+    ptx_of(twin.cuda, tmp_path)

@@ -287,8 +287,11 @@ def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: Mod
     """True when the kernel's loads walk memory along its rows, not along the reduced dimension: one row step moves
     the address by 1 element and one reduction step by more (a bias gradient summing over a batch)."""
     votes = []
+    # A size the kernel takes at run time (dynamic shapes: ks0) gets a stand-in value: the strides, not the sizes,
+    # decide which way memory is walked.
+    sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
     for call in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Call) and _dotted(n.func) == "tl.load"):
-        offsets = [_offset_at(body, call.args[0], axes, row_name, row, lane) for row, lane in ((5, 3), (6, 3), (5, 4))]
+        offsets = [_offset_at(body, call.args[0], axes, row_name, row, lane, sizes) for row, lane in ((5, 3), (6, 3), (5, 4))]
         if None in offsets:
             continue
         base, next_row, next_lane = offsets
@@ -298,9 +301,10 @@ def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: Mod
     return bool(votes) and sum(votes) * 2 > len(votes)
 
 
-def _offset_at(body: list[ast.stmt], address: ast.expr, axes: Axes, row_name: str, row: int, lane: int) -> int | None:
+def _offset_at(body: list[ast.stmt], address: ast.expr, axes: Axes, row_name: str, row: int, lane: int,
+               sizes: dict[str, int]) -> int | None:
     """The element offset of `address` for one row and one reduction index, from the kernel's integer statements."""
-    env = {row_name: row, axes.reduction_base: lane}
+    env = {**sizes, row_name: row, axes.reduction_base: lane}
     for stmt in _flatten(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
