@@ -1,7 +1,8 @@
 """The typed model every stage shares: what a captured Inductor module contains.
 
-All classes are frozen dataclasses of plain values (str, int, tuples, dicts of plain values), so a model can be
-compared, hashed into the manifest, and turned into JSON with `dataclasses.asdict`.
+All classes are frozen dataclasses of plain values (str, int, tuples, dicts of plain values): a model can be
+compared with ==, and is never changed after it is built. Some hold dicts, so they are not hashable; the manifest's
+JSON is written field by field by the stages (api.py, fusion.py), not with `dataclasses.asdict`.
 """
 
 from __future__ import annotations

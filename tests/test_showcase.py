@@ -65,3 +65,12 @@ def test_no_inductor_names_left_in_the_kernels(showcase):
         names = {t.string for t in tokens if t.type == tokenize.NAME}
         leftovers = sorted(n for n in names if INDUCTOR_NAMES.fullmatch(n))
         assert not leftovers, f"{module}: {leftovers}"
+
+
+def test_the_readme_shows_the_square_square_kernel_as_harvest_writes_it():
+    """The kernel in README.md is the committed showcase's, line for line (it once left out Inductor's size line)."""
+    readme = (ROOT / "README.md").read_text()
+    shown = re.search(r"```python\n(@triton\.jit\n.*?)```", readme, re.S).group(1)
+    module = (ROOT / "extracted/h200/square_square/g0_inference/square_square_kernel.py").read_text()
+    written = re.search(r"(@triton\.jit\n.*?)# <<< kernel", module, re.S).group(1)
+    assert shown == written
