@@ -107,7 +107,7 @@ def _op_list(counts: dict[str, int]) -> str:
     return ", ".join(f"{n}x {op}" if n > 1 else op for op, n in items)
 
 
-def _kernel_row(kernel: dict[str, Any]) -> dict[str, str]:
+def _kernel_row(kernel: dict[str, Any], ran: bool = False) -> dict[str, str]:
     fusion = kernel.get("fusion") or {}
     counts = "/".join(str(fusion.get(key, "?")) for key in ("loads", "stores", "reductions"))
     if kernel.get("module") and not kernel.get("standalone_reason"):
@@ -125,14 +125,14 @@ def _kernel_row(kernel: dict[str, Any]) -> dict[str, str]:
         "counts": counts.replace("/", " / "),
         "lines": _source_text(fusion.get("source_lines")),
         "link": link,
-        "record": record_text(kernel.get("recorded")),
+        "record": record_text(kernel.get("recorded"), ran),
     }
 
 
-def record_text(recorded: dict[str, Any] | None) -> str:
+def record_text(recorded: dict[str, Any] | None, ran: bool = False) -> str:
     """What the run recorded of a kernel: its launches and whether their data is there for --check."""
-    if not recorded:
-        return "no run (artifact)"
+    if not recorded:  # a run that failed after compiling a graph (a backward) never launched its kernels
+        return "no launch recorded: the run failed before one finished" if ran else "no run (artifact)"
     launches = f"{recorded['launches']} launch" + ("es" if recorded["launches"] != 1 else "")
     if recorded.get("distinct", 1) > 1:
         launches += f" ({recorded['distinct']} distinct)"
@@ -181,7 +181,7 @@ def _bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
     return lines
 
 
-def _graph_context(graph: dict[str, Any]) -> dict[str, Any]:
+def _graph_context(graph: dict[str, Any], ran: bool = False) -> dict[str, Any]:
     display = {k["name"]: k.get("display_name") or k["name"] for k in graph.get("kernels", [])}
     return {
         "name": graph["name"],
@@ -189,7 +189,7 @@ def _graph_context(graph: dict[str, Any]) -> dict[str, Any]:
         "anchor": re.sub(r"[^a-z0-9_-]", "", graph["name"].lower()),
         "fusion": graph["fusion"],
         "bullets": _bullets(graph, display),
-        "kernels": [_kernel_row(k) for k in graph.get("kernels", [])],
+        "kernels": [_kernel_row(k, ran) for k in graph.get("kernels", [])],
         "mermaid": mermaid_flowchart(graph),
     }
 
@@ -206,7 +206,8 @@ def render_report(manifest: dict) -> str:
         "versions": " · ".join(versions),
         "command": " ".join(command) if isinstance(command, list) else str(command),
     }
-    graphs = [_graph_context(g) for g in manifest.get("graphs", []) if g.get("fusion")]
+    ran = manifest.get("mode") not in (None, "artifact")
+    graphs = [_graph_context(g, ran) for g in manifest.get("graphs", []) if g.get("fusion")]
     text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
     text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
     for section in (twin_section(manifest), ptx_section(manifest)):
