@@ -878,8 +878,8 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
     # A buffer with the shape of one of the fragment's reductions is that reduction's unfinished accumulator, which
     # this kernel finishes (x.mean(-1, keepdim=True).sum(): buf0 f32[4, 1] holds the row sums, the kernel divides by
     # the row length, then sums): summing it as partials of the last reduction would leave out the division.
-    reduced = {(tuple(map(str, op.meta.shape)), _norm_dtype(op.meta.dtype)) for op in fragment.ops.values()
-               if op.family in _REDUCTION_FAMILIES and op.meta is not None}
+    reduced = {(tuple(map(str, op.meta.shape)), _norm_dtype(op.meta.dtype)) for name, op in fragment.ops.items()
+               if _family(fragment, name).split("[")[0] in _REDUCTION_FAMILIES and op.meta is not None}
     for name in binding.inputs:
         if name in fragment.ops or name in binding.scalar_inputs or name in consumed:
             continue
