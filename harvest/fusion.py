@@ -22,6 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from harvest.model import ExternCall, Graph, Kernel, Launch
+from harvest.syntax import dotted_cst
 
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
@@ -185,12 +186,6 @@ class SourceCounts:
     stored_params: tuple[str, ...]  # pointer params written by tl.store
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    if m.matches(node, m.Attribute(value=m.Name(), attr=m.Name())):
-        return f"{node.value.value}.{node.attr.value}"  # type: ignore[attr-defined]
-    return ""
-
-
 def _pointer_names(expr: cst.BaseExpression) -> set[str]:
     """The pointer a tl.load/tl.store addresses: `in_ptr0 + (x0 + ks0*x1)` -> {in_ptr0} (the leftmost term)."""
     base = expr
@@ -218,8 +213,8 @@ class _CallCounter(cst.CSTVisitor):
         self._depth -= 1
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = _dotted(node.func)
-        if not name:
+        name = dotted_cst(node.func)
+        if name.count(".") != 1:  # module.function calls only (tl.load, tl.sum), as counted since the first report
             return
         self.calls[name] += 1
         if name in ("tl.load", "tl.store") and node.args:

@@ -42,6 +42,7 @@ from typing import Any
 from harvest.dtypes import ITEMSIZE
 from harvest.errors import HarvestError, ParseError, ToolchainError, UsageError
 from harvest.report import manifest_problem
+from harvest.syntax import dotted
 
 Progress = Callable[[str], None]
 
@@ -103,24 +104,19 @@ def kernel_region(text: str, label: str) -> tuple[str, int]:
     begin = BEGIN_MARK.search(text)
     end = END_MARK.search(text, begin.end()) if begin else None
     if begin is None or end is None:
-        raise ParseError(f"{label} has no '# >>> kernel' ... '# <<< kernel' region: pass a kernel module written by `harvest extract`")
+        raise UsageError(f"{label} has no '# >>> kernel' ... '# <<< kernel' region: pass a kernel module written by `harvest extract`")
     start = begin.end() + 1
     return text[start : end.start()], text.count("\n", 0, start) + 1
 
 
-def _dotted(node: ast.AST) -> tuple[str, ...] | None:
+def _chain(node: ast.AST) -> tuple[str, ...] | None:
     """("tl", "math", "exp") for `tl.math.exp`; None when the chain does not start at a plain name."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return (node.id, *reversed(parts))
+    name = dotted(node)
+    return tuple(name.split(".")) if name else None
 
 
 def _is_constexpr_annotation(node: ast.expr | None) -> bool:
-    return node is not None and _dotted(node) == ("tl", "constexpr")
+    return node is not None and _chain(node) == ("tl", "constexpr")
 
 
 def _literal_names(node: ast.expr, label: str) -> frozenset[str]:
@@ -151,12 +147,12 @@ def check_kernel_region(region: str, label: str) -> tuple[ast.FunctionDef, froze
         raise ParseError(f"{refuse} {fn.name} must have exactly one decorator, @triton.jit")
     decorator = fn.decorator_list[0]
     do_not_specialize: frozenset[str] = frozenset()
-    if isinstance(decorator, ast.Call) and _dotted(decorator.func) == ("triton", "jit") and not decorator.args:
+    if isinstance(decorator, ast.Call) and _chain(decorator.func) == ("triton", "jit") and not decorator.args:
         for keyword in decorator.keywords:
             if keyword.arg != "do_not_specialize":
                 raise ParseError(f"{refuse} @triton.jit may only take do_not_specialize=[...] here (found {keyword.arg or '**'})")
             do_not_specialize = _literal_names(keyword.value, label)
-    elif _dotted(decorator) != ("triton", "jit"):
+    elif _chain(decorator) != ("triton", "jit"):
         raise ParseError(f"{refuse} the decorator must be @triton.jit (found @{ast.unparse(decorator)})")
     args = fn.args
     if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg or args.defaults or args.kw_defaults:
@@ -197,7 +193,7 @@ def _module_references(fn: ast.FunctionDef) -> tuple[tuple[str, ...], ...]:
             if isinstance(node, ast.Attribute) and id(node) not in inner:
                 if isinstance(node.value, ast.Attribute):
                     inner.add(id(node.value))
-                chain = _dotted(node)
+                chain = _chain(node)
                 if chain and chain[0] in KERNEL_MODULES and chain[0] not in shadowed:
                     chains.add(chain)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in KERNEL_MODULES and node.id not in shadowed:
@@ -218,7 +214,7 @@ def _argument_value(node: ast.expr, name: str, label: str) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "View":
         fields = dict(zip(("storage", "shape", "stride", "offset", "dtype"), node.args))
         fields.update({k.arg: k.value for k in node.keywords if k.arg})
-        dtype = _dotted(fields["dtype"]) if "dtype" in fields else None
+        dtype = _chain(fields["dtype"]) if "dtype" in fields else None
         if not dtype or len(dtype) != 2 or dtype[0] != "torch" or dtype[1] not in TRITON_POINTEE:
             raise ParseError(f"{label}: ARGUMENTS[{name!r}] has a dtype harvest ptx cannot map to Triton ({ast.unparse(fields.get('dtype', node))})")
         try:

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from harvest.model import FxNode, Graph, Kernel, Launch, TensorMeta
+from harvest.syntax import dotted
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,6 @@ class _Access:
     assigns: dict[str, ast.expr | None] = field(default_factory=dict)  # name -> last assigned expr (None: unknown)
     stored: set[str] = field(default_factory=set)  # params written by tl.store or an atomic
     loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
 
 
 def _base_param(node: ast.expr, params: set[str]) -> str | None:
@@ -92,7 +85,7 @@ class _KernelScanner(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         # Arguments first: `tl.store(p, tl.load(q))` reads q before it writes p.
         self.generic_visit(node)
-        func = _dotted(node.func)
+        func = dotted(node.func)
         if func.startswith("tl.atomic_") and node.args:
             param = _base_param(node.args[0], self.params)
             if param is not None:
@@ -144,7 +137,7 @@ def _top_op(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> str |
             func = expr.func
             if isinstance(func, ast.Attribute) and func.attr == "to":
                 expr = func.value
-            elif _dotted(func) in _TRANSPARENT_CALLS and expr.args:
+            elif dotted(func) in _TRANSPARENT_CALLS and expr.args:
                 expr = expr.args[0]
             elif isinstance(func, ast.Attribute):
                 return func.attr

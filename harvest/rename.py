@@ -26,6 +26,7 @@ from libcst.metadata import FunctionScope, MetadataWrapper, ParentNodeProvider, 
 
 from harvest.dtypes import SHORT_NAMES
 from harvest.model import FxNode, Graph, Kernel, Launch
+from harvest.syntax import dotted_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Public API
@@ -225,21 +226,13 @@ def _identifier(text: str) -> str:
 _INDUCTOR_RUNTIME = re.compile(r"^torch\._inductor\.runtime(\.|$)")
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
 def _kernel_def(module: cst.Module) -> cst.FunctionDef | None:
     """The kernel: the module-level def Inductor decorated with a heuristic, else the last `@triton.jit` def."""
     defs = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     for d in defs:
-        if any(_dotted(_decorator_callee(dec)).startswith("triton_heuristics.") for dec in d.decorators):
+        if any(dotted_cst(_decorator_callee(dec)).startswith("triton_heuristics.") for dec in d.decorators):
             return d
-    jitted = [d for d in defs if any(_dotted(_decorator_callee(dec)) == "triton.jit" for dec in d.decorators)]
+    jitted = [d for d in defs if any(dotted_cst(_decorator_callee(dec)) == "triton.jit" for dec in d.decorators)]
     return jitted[-1] if jitted else (defs[-1] if defs else None)
 
 
@@ -256,7 +249,7 @@ class _Standalone(cst.CSTTransformer):
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if original_node.name.value != self.kernel:
             return updated_node
-        jit = [d for d in updated_node.decorators if _dotted(_decorator_callee(d)) == "triton.jit"]
+        jit = [d for d in updated_node.decorators if dotted_cst(_decorator_callee(d)) == "triton.jit"]
         if not jit:
             jit = [cst.Decorator(decorator=cst.parse_expression("triton.jit"))]
         return updated_node.with_changes(decorators=jit[:1])
@@ -298,13 +291,13 @@ class _Imports(cst.CSTTransformer):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.ImportFrom):
             return updated_node
         imp = updated_node.body[0]
-        module = _dotted(imp.module) if imp.module else ""
+        module = dotted_cst(imp.module) if imp.module else ""
         if not _INDUCTOR_RUNTIME.match(module) or isinstance(imp.names, cst.ImportStar):
             return updated_node
         lines: list[str] = []
         kept: list[str] = []
         for alias in imp.names:
-            name = _dotted(alias.name)
+            name = dotted_cst(alias.name)
             bound = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
             if bound not in self.used:
                 continue
@@ -531,10 +524,10 @@ class _Namer:
         if isinstance(value, cst.Name):  # tmp1 = in_ptr1 (a scalar argument) / tmp = other tmp
             return self.names.get(value.value, value.value) + "_val" if value.value in self.facts.params else "copy"
         if m.matches(raw, m.Call(func=m.Attribute(value=m.Name() | m.Attribute(), attr=m.Name("to")))):
-            dtype = _dotted(cst.ensure_type(raw, cst.Call).args[0].value).split(".")[-1]
+            dtype = dotted_cst(cst.ensure_type(raw, cst.Call).args[0].value).split(".")[-1]
             return f"as_{SHORT_NAMES.get(dtype, dtype)}"
         if isinstance(value, cst.Call):
-            fn = _dotted(value.func)
+            fn = dotted_cst(value.func)
             if fn == "tl.full" and len(value.args) >= 2:
                 text = cst.Module([]).code_for_node(value.args[1].value)
                 return _CONSTS.get(text, "const")
@@ -582,7 +575,7 @@ class _Namer:
                 return new
             value = _strip(values[0])
             if isinstance(value, cst.Call) and value.args:
-                fn = _dotted(value.func)
+                fn = dotted_cst(value.func)
                 arg = value.args[1 if fn == "tl.where" and len(value.args) == 3 else 0].value
                 expr = _strip(arg)
             else:

@@ -87,7 +87,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("check-record-deleted", "a module run with --check after its record was deleted", "ok", "no record at ../raw/g0_inference/records/", "test_check_after_the_record_was_deleted"),
     ("ptx-outside", "harvest ptx on a directory outside any extraction", "UsageError", "holds no manifest.json and neither does its parent", "test_ptx_outside_an_extraction"),
     ("bench-outside", "harvest bench on a directory outside any extraction", "UsageError", "is not in an extraction", "test_bench_outside_an_extraction"),
-    ("ptx-not-a-module", "harvest ptx on a .py that is not a kernel module", "ParseError", "has no '# >>> kernel' ... '# <<< kernel' region", "test_ptx_of_a_file_that_is_not_a_kernel_module"),
+    ("ptx-not-a-module", "harvest ptx on a .py that is not a kernel module", "UsageError", "has no '# >>> kernel' ... '# <<< kernel' region", "test_ptx_of_a_file_that_is_not_a_kernel_module"),
     ("twin-not-a-module", "harvest twin on a .py in an extraction that is not a kernel module", "UsageError", "no kernel module under", "test_twin_of_a_file_that_is_not_a_kernel_module"),
     ("bench-not-a-module", "harvest bench on a .py in an extraction that is not a kernel module", "UsageError", "no kernel in", "test_bench_of_a_file_that_is_not_a_kernel_module"),
     ("bench-pattern-matches-nothing", "harvest bench -k with a pattern no kernel matches", "UsageError", "no kernel matching 'zzz*' in ext (graphs: g0_inference)", "test_bench_pattern_that_matches_nothing"),

@@ -7,8 +7,9 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from harvest.resources import load_template
+from harvest.syntax import dotted
 from harvest.twin.cpp import Emitter, Var
-from harvest.twin.facts import FLOATS, ModuleFacts, NoTwin, TwinSource, _dotted
+from harvest.twin.facts import FLOATS, ModuleFacts, NoTwin, TwinSource
 
 
 @dataclass
@@ -46,12 +47,12 @@ def find_axes(facts: ModuleFacts) -> Axes:
             axes.reduction_base, axes.reduction_block = name, block
     for stmt in facts.body:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and _dotted(node.func) in ("tl.num_programs", "tl.make_block_ptr", "tl.advance",
+            if isinstance(node, ast.Call) and dotted(node.func) in ("tl.num_programs", "tl.make_block_ptr", "tl.advance",
                                                                        "tl.reshape", "tl.view", "tl.trans", "tl.permute",
                                                                        "tl.dot", "tl.cumsum", "tl.associative_scan", "tl.reduce",
                                                                        "tl.sort", "tl.histogram", "tl.gather", "tl.split", "tl.join"):
-                raise NoTwin(f"uses {_dotted(node.func)}")
-            if isinstance(node, ast.Call) and _dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, axes):
+                raise NoTwin(f"uses {dotted(node.func)}")
+            if isinstance(node, ast.Call) and dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, axes):
                 raise NoTwin(f"uses tl.program_id outside the block-offset pattern: `{ast.unparse(stmt).splitlines()[0][:80]}`"
                               + (" (a mix-order reduction: rows split over programs, partials to a workspace)" if "num_programs" in ast.unparse(stmt) or "RSPLIT" in ast.unparse(stmt) else ""))
     return axes
@@ -76,7 +77,7 @@ def _program_offset(value: ast.expr) -> int | None:
         call = value.left
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to":
             call = call.func.value
-        if isinstance(call, ast.Call) and _dotted(call.func) == "tl.program_id" and call.args and isinstance(call.args[0], ast.Constant):
+        if isinstance(call, ast.Call) and dotted(call.func) == "tl.program_id" and call.args and isinstance(call.args[0], ast.Constant):
             return int(call.args[0].value)
     return None
 
@@ -89,7 +90,7 @@ def _arange_block(value: ast.expr) -> str | None:
     """`tl.arange(0, B)[...]` -> B."""
     while isinstance(value, ast.Subscript):
         value = value.value
-    if isinstance(value, ast.Call) and _dotted(value.func) == "tl.arange" and len(value.args) == 2:
+    if isinstance(value, ast.Call) and dotted(value.func) == "tl.arange" and len(value.args) == 2:
         block = value.args[1]
         if isinstance(block, ast.Name):
             return block.id

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 
+from harvest.syntax import dotted
 from harvest.twin.body import Axes
 from harvest.twin.cpp import Emitter, Value, Var, literal, promote
-from harvest.twin.facts import FLOATS, HALVES, TL_DTYPES, NoTwin, _dotted, _pointer_of
+from harvest.twin.facts import FLOATS, HALVES, TL_DTYPES, NoTwin, _pointer_of
 
 # Math functions: Triton name -> CUDA function for fp32 (fp64 uses the name without the f suffix).
 # libdevice.* are libdevice's accurate functions, like CUDA's; tl.* / tl.math.* exp, log, sin, cos are Triton's
@@ -131,7 +132,7 @@ class Expressions:
         raise NoTwin(f"attribute {ast.unparse(node)!r} used as a value")
 
     def _Call(self, node: ast.Call) -> Value:
-        name = _dotted(node.func)
+        name = dotted(node.func)
         args = node.args
         kwargs = {k.arg: k.value for k in node.keywords}
         if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and not name.startswith(("tl.", "libdevice", "triton_helpers")):
@@ -198,7 +199,7 @@ class Expressions:
         return Value(self.out.cast(Value(code, "fp32"), dtype), dtype)
 
     def dtype_of(self, node: ast.expr) -> str:
-        text = _dotted(node)
+        text = dotted(node)
         if text.startswith(("tl.", "triton.language.")):
             key = text.split(".")[-1]
             if key in TL_DTYPES:
@@ -221,7 +222,7 @@ class Expressions:
             return Value(self.out.cast(self(args[1]), dtype), dtype)
         value_node = args[1] if len(args) > 1 else kwargs["value"]
         dtype = self.dtype_of(args[2] if len(args) > 2 else kwargs["dtype"])
-        if isinstance(value_node, ast.Call) and _dotted(value_node.func) == "float" and value_node.args:
+        if isinstance(value_node, ast.Call) and dotted(value_node.func) == "float" and value_node.args:
             value = float(ast.literal_eval(value_node.args[0]))
             return Value(literal(value, dtype), dtype)
         value = self(value_node)
@@ -345,7 +346,7 @@ class Statements:
 
     def combine_call(self, node: ast.Call) -> list[Value]:
         """A per-thread combine step of a reduction loop (welford_reduce, online_softmax_combine, *_with_index)."""
-        name = _dotted(node.func).split(".")[-1]
+        name = dotted(node.func).split(".")[-1]
         args = [self.x(a) for a in node.args]
         if name == "welford_reduce":
             self.out.uses.welford = True
@@ -367,7 +368,7 @@ class Statements:
             combine = "hv::ArgMax" if name.startswith("maximum") else "hv::ArgMin"
             state = self.temp("pick", f"{combine}()({ctype}{{{self.out.cast(a_value, vtype)}, {self.out.cast(a_index, itype)}}}, {ctype}{{{self.out.cast(b_value, vtype)}, {self.out.cast(b_index, itype)}}})", ctype)
             return [Value(f"{state}.value", vtype), Value(f"{state}.index", itype)]
-        raise NoTwin(f"{_dotted(node.func)}() returning several values")
+        raise NoTwin(f"{dotted(node.func)}() returning several values")
 
     def temp(self, stem: str, code: str, ctype: str) -> str:
         cname = self.out.fresh(f"hv_{stem}")
@@ -376,7 +377,7 @@ class Statements:
         return cname
 
     def call(self, node: ast.Call) -> None:
-        name = _dotted(node.func)
+        name = dotted(node.func)
         kwargs = {k.arg: k.value for k in node.keywords}
         if name == "tl.store":
             self.store(node)

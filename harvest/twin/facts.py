@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from harvest.syntax import dotted
+
 
 class NoTwin(Exception):
     """This kernel is outside what the CUDA twin translates; the message says why."""
@@ -92,27 +94,18 @@ def read_module(text: str) -> ModuleFacts:
     grid = _grid(tree)
     stored = frozenset(
         _pointer_of(call.args[0]) for call in ast.walk(kernel)
-        if isinstance(call, ast.Call) and _dotted(call.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min") and call.args
+        if isinstance(call, ast.Call) and dotted(call.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min") and call.args
     )
     return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers)
 
 
 def _is_jit(node: ast.expr) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
-    return _dotted(target) in ("triton.jit", "jit")
+    return dotted(target) in ("triton.jit", "jit")
 
 
 def _is_constexpr(node: ast.expr | None) -> bool:
-    return node is not None and _dotted(node) in ("tl.constexpr", "constexpr", "triton.language.constexpr")
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else ""
-    return ""
+    return node is not None and dotted(node) in ("tl.constexpr", "constexpr", "triton.language.constexpr")
 
 
 def _literal_assign(tree: ast.Module, name: str):
@@ -135,9 +128,9 @@ def _argument_dtypes(tree: ast.Module, params: tuple[str, ...]) -> tuple[dict[st
         if not isinstance(key, ast.Constant):
             continue
         name = key.value
-        if isinstance(value, ast.Call) and _dotted(value.func) == "View":
+        if isinstance(value, ast.Call) and dotted(value.func) == "View":
             dtype_node = value.args[4] if len(value.args) > 4 else next((k.value for k in value.keywords if k.arg == "dtype"), None)
-            torch_name = _dotted(dtype_node).removeprefix("torch.") if dtype_node is not None else ""
+            torch_name = dotted(dtype_node).removeprefix("torch.") if dtype_node is not None else ""
             if torch_name not in TORCH_DTYPES:
                 raise NoTwin(f"argument {name} has dtype {torch_name or '?'}, which the twin does not handle")
             dtypes[name] = TORCH_DTYPES[torch_name]
@@ -166,7 +159,7 @@ def _grid(tree: ast.Module) -> tuple[ast.expr | None, ...]:
         raise NoTwin("launch() has no grid = (...) tuple")
     axes = []
     for element in grid.elts:
-        if isinstance(element, ast.Call) and _dotted(element.func) == "triton.cdiv" and len(element.args) == 2:
+        if isinstance(element, ast.Call) and dotted(element.func) == "triton.cdiv" and len(element.args) == 2:
             axes.append(element.args[0])
         elif isinstance(element, ast.Constant) and isinstance(element.value, int) and element.value > 1:
             axes.append(element)  # the run's own grid, recorded: a count of programs, resolved in program_numels

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from harvest.syntax import dotted
 from harvest.twin.body import (
     Axes,
     _defines,
@@ -18,7 +19,7 @@ from harvest.twin.body import (
 )
 from harvest.twin.cpp import Value, Var
 from harvest.twin.expressions import Expressions, Statements
-from harvest.twin.facts import CTYPES, ModuleFacts, NoTwin, TwinSource, _dotted
+from harvest.twin.facts import CTYPES, ModuleFacts, NoTwin, TwinSource
 
 
 def _aliases(body: list[ast.stmt], name: str) -> set[str]:
@@ -33,7 +34,7 @@ def _aliases(body: list[ast.stmt], name: str) -> set[str]:
 def _full_true(value: ast.expr) -> bool:
     while isinstance(value, ast.Subscript):
         value = value.value
-    return (isinstance(value, ast.Call) and _dotted(value.func) == "tl.full" and len(value.args) > 1
+    return (isinstance(value, ast.Call) and dotted(value.func) == "tl.full" and len(value.args) > 1
             and isinstance(value.args[1], ast.Constant) and value.args[1].value is True)
 
 
@@ -53,9 +54,9 @@ def _contiguous_accesses(body: list[ast.stmt], index_names: set[str], masks: set
     found = []
     for stmt in body:
         call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
-        if not isinstance(call, ast.Call) or _dotted(call.func) not in ("tl.load", "tl.store"):
+        if not isinstance(call, ast.Call) or dotted(call.func) not in ("tl.load", "tl.store"):
             continue
-        kind = "load" if _dotted(call.func) == "tl.load" else "store"
+        kind = "load" if dotted(call.func) == "tl.load" else "store"
         if kind == "load" and not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
             continue
         address = call.args[0]

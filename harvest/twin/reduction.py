@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from harvest.syntax import dotted
 from harvest.twin.body import (
     Axes,
     _defines,
@@ -18,7 +19,7 @@ from harvest.twin.body import (
 )
 from harvest.twin.cpp import Emitter, Value, Var, literal
 from harvest.twin.expressions import Expressions, Statements
-from harvest.twin.facts import CTYPES, FLOATS, ModuleFacts, NoTwin, TwinSource, _dotted
+from harvest.twin.facts import CTYPES, FLOATS, ModuleFacts, NoTwin, TwinSource
 from harvest.twin.pointwise import _aliases
 
 # Reductions over the row: name -> (combine functor, identity kind)
@@ -48,9 +49,9 @@ def _reduction_call(value: ast.expr) -> tuple[str, list[ast.expr], ast.Call] | N
     while isinstance(value, ast.Subscript) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                                                and value.func.attr == "to" and isinstance(value.func.value, (ast.Subscript, ast.Call))):
         value = value.value if isinstance(value, ast.Subscript) else value.func.value
-    if not isinstance(value, ast.Call) or _dotted(value.func) not in ROW_REDUCTIONS:
+    if not isinstance(value, ast.Call) or dotted(value.func) not in ROW_REDUCTIONS:
         return None
-    kind = ROW_REDUCTIONS[_dotted(value.func)]
+    kind = ROW_REDUCTIONS[dotted(value.func)]
     count = ARITY.get(kind, 1)
     axis = value.args[count] if len(value.args) > count else next((k.value for k in value.keywords if k.arg in ("axis", "dim")), None)
     if not (isinstance(axis, ast.Constant) and axis.value in (1, -1)):
@@ -168,7 +169,7 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
                 definitions[name] = stmt.value
     for acc in carried:
         update = definitions[acc]
-        if isinstance(update, ast.Call) and _dotted(update.func) == "tl.where" and len(update.args) == 3 \
+        if isinstance(update, ast.Call) and dotted(update.func) == "tl.where" and len(update.args) == 3 \
                 and isinstance(update.args[2], ast.Name) and update.args[2].id == acc:
             update = update.args[1]
         kind = None
@@ -176,14 +177,14 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
             source = definitions[update.id]
             if isinstance(source, ast.BinOp) and acc in _names_in(source) and type(source.op) in (ast.Add, ast.Mult, ast.BitOr):
                 kind = {ast.Add: "+", ast.Mult: "*", ast.BitOr: "|"}[type(source.op)]
-            elif isinstance(source, ast.Call) and _dotted(source.func).split(".")[-1] in LOOP_COMBINES and acc in _names_in(source):
-                kind = _dotted(source.func).split(".")[-1]
+            elif isinstance(source, ast.Call) and dotted(source.func).split(".")[-1] in LOOP_COMBINES and acc in _names_in(source):
+                kind = dotted(source.func).split(".")[-1]
         if kind is None:
             # tuple combines: `acc_next, ... = welford_reduce(...)` then `acc = tl.where(mask, acc_next, acc)`
             for stmt in loop.body:
                 if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple) and isinstance(update, ast.Name) \
                         and update.id in _defines(stmt) and isinstance(stmt.value, ast.Call):
-                    name = _dotted(stmt.value.func).split(".")[-1]
+                    name = dotted(stmt.value.func).split(".")[-1]
                     if name in LOOP_COMBINES and acc in _names_in(stmt.value):
                         kind = name
         if kind is None:
@@ -290,7 +291,7 @@ def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: Mod
     # A size the kernel takes at run time (dynamic shapes: ks0) gets a stand-in value: the strides, not the sizes,
     # decide which way memory is walked.
     sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
-    for call in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Call) and _dotted(n.func) == "tl.load"):
+    for call in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Call) and dotted(n.func) == "tl.load"):
         offsets = [_offset_at(body, call.args[0], axes, row_name, row, lane, sizes) for row, lane in ((5, 3), (6, 3), (5, 4))]
         if None in offsets:
             continue
@@ -363,7 +364,7 @@ def _int_value(node: ast.expr, env: dict[str, int]) -> int | None:
 
 def _loop_range(loop: ast.For, axes: Axes) -> tuple[ast.expr, ast.expr]:
     call = loop.iter
-    if not (isinstance(call, ast.Call) and _dotted(call.func) in ("range", "tl.range", "tl.static_range") and len(call.args) == 3):
+    if not (isinstance(call, ast.Call) and dotted(call.func) in ("range", "tl.range", "tl.static_range") and len(call.args) == 3):
         raise NoTwin(f"loop over {ast.unparse(call)!r}")
     start, stop, step = call.args
     if not (isinstance(start, ast.Constant) and start.value == 0 and isinstance(step, ast.Name) and step.id == axes.reduction_block):
