@@ -22,7 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from harvest.model import ExternCall, Graph, Kernel, Launch
-from harvest.syntax import dotted_cst
+from harvest.syntax import dotted_cst, kernel_trees
 
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
@@ -223,9 +223,8 @@ class _CallCounter(cst.CSTVisitor):
 
 def count_source(source: str) -> SourceCounts | None:
     """Count tl.load / tl.store / reduction calls in a Triton kernel module (None when it does not parse)."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    module = kernel_trees(source).cst
+    if module is None:
         return None
     counter = _CallCounter()
     module.visit(counter)

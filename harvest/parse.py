@@ -38,6 +38,7 @@ from harvest.model import (
     LaunchArg,
     TensorMeta,
 )
+from harvest.syntax import kernel_trees
 
 __all__ = ["parse_output_code", "parse_tensor_meta"]
 
@@ -324,10 +325,12 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
     if not isinstance(source, str):
         source = source.decode() if isinstance(source, bytes) else ""
     base = Kernel(name=name, source=source, kind=hint or "other", device_str=device_str, comment=comment)
-    try:
-        tree = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        return replace(base, standalone_reason=f"could not read kernel source: {exc.message.splitlines()[0]}"), ()
+    trees = kernel_trees(source)  # the one parse of this kernel: every later stage reads these trees
+    tree = trees.cst
+    if tree is None:
+        exc = trees.cst_error
+        message = exc.message if isinstance(exc, cst.ParserSyntaxError) else f"{type(exc).__name__}: {exc}"
+        return replace(base, standalone_reason=f"could not read kernel source: {message.splitlines()[0]}"), ()
 
     functions = [s for s in tree.body if isinstance(s, cst.FunctionDef) and s.decorators]
     fn = next((f for f in functions if f.name.value == name), functions[0] if functions else None)

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from harvest.model import FxNode, Graph, Kernel, Launch, TensorMeta
-from harvest.syntax import dotted
+from harvest.syntax import dotted, kernel_ast
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class _KernelScanner(ast.NodeVisitor):
 
 
 def _scan_kernel(kernel: Kernel) -> _Access:
-    tree = ast.parse(kernel.source)
+    tree = kernel_ast(kernel.source)
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     named = [f for f in functions if f.name == kernel.name]
     function = named[0] if named else functions[-1]

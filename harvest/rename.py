@@ -26,7 +26,7 @@ from libcst.metadata import FunctionScope, MetadataWrapper, ParentNodeProvider, 
 
 from harvest.dtypes import SHORT_NAMES
 from harvest.model import FxNode, Graph, Kernel, Launch
-from harvest.syntax import dotted_cst
+from harvest.syntax import dotted_cst, kernel_trees
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Public API
@@ -86,13 +86,21 @@ def kernel_names(graph: Graph) -> dict[str, str]:
     return names
 
 
+def _parsed(source: str) -> cst.Module:
+    """The kernel's libcst tree, parsed once for the whole extraction (harvest.syntax.kernel_trees)."""
+    trees = kernel_trees(source)
+    if trees.cst is None:
+        raise trees.cst_error or ValueError("the kernel source does not parse")
+    return trees.cst
+
+
 def strip_inductor_decorators(source: str) -> str:
     """The kernel as a plain `@triton.jit` function with standard-Triton imports (Inductor's names kept).
 
     Returns `source` unchanged when it does not parse.
     """
     try:
-        return _standalone(cst.parse_module(source)).code
+        return _standalone(_parsed(source)).code
     except Exception:  # a kernel we cannot read stays as Inductor wrote it; callers compare and warn
         return source
 
@@ -101,7 +109,7 @@ def rename_kernel(source: str, context: RenameContext | None = None) -> RenameRe
     """Rename Inductor's anonymous names in one kernel module; never raises, never returns a half-renamed kernel."""
     context = context or RenameContext()
     try:
-        stripped = _standalone(cst.parse_module(source))
+        stripped = _standalone(_parsed(source))
     except Exception as exc:
         return _failure(source, "", f"cannot parse the kernel source: {type(exc).__name__}: {exc}")
     try:

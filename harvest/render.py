@@ -23,6 +23,7 @@ from harvest.interpret_shim import SHIM_SOURCE
 from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
 from harvest.resources import load_template
 from harvest.shapes import evaluate
+from harvest.syntax import kernel_trees
 
 SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
 
@@ -180,9 +181,8 @@ def _extent_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, 
 
 def def_constexprs(kernel: Kernel) -> set[str]:
     """Parameters the kernel's def annotates `tl.constexpr` (block sizes): the only ones not passed positionally."""
-    try:
-        tree = ast.parse(kernel.source)
-    except SyntaxError:
+    tree = kernel_trees(kernel.source).ast
+    if tree is None:
         return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == kernel.name:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from harvest.errors import HarvestError
 from harvest.model import Kernel
+from harvest.syntax import kernel_ast
 
 # Inductor's largest block per axis (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_/R1_ without
 # multi-kernel's x16): a sweep never goes past what Inductor would generate itself.
@@ -100,7 +101,7 @@ def block_names(kernel: Kernel, module_source: str) -> dict[str, str]:
     """Inductor block-size parameter -> the module's name for it. Renaming keeps the def's parameter order, so the
     two defs' parameters pair up by position."""
     ours = _jit_def(ast.parse(module_source))
-    theirs = _jit_def(ast.parse(kernel.source))
+    theirs = _jit_def(kernel_ast(kernel.source))
     if ours is None or theirs is None:
         raise SweepError("no @triton.jit kernel def found in the module or in Inductor's source")
     pairs = dict(zip((a.arg for a in theirs.args.args), (a.arg for a in ours.args.args)))

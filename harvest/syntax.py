@@ -1,8 +1,12 @@
-"""Small readers of Python syntax trees that several stages share (one home, so they cannot drift apart)."""
+"""Python syntax trees that several stages share: each kernel source parsed once, and the small readers of trees
+(one home, so they cannot drift apart)."""
 
 from __future__ import annotations
 
 import ast
+import functools
+from collections import Counter
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -25,3 +29,43 @@ def dotted_cst(node: cst.BaseExpression) -> str:
         inner = dotted_cst(node.value)
         return f"{inner}.{node.attr.value}" if inner else ""
     return ""
+
+
+@dataclass(frozen=True)
+class KernelTrees:
+    """One kernel source, parsed: with libcst (parse, rename, fusion) and with ast (reference, render, sweep).
+    A tree is None when the source does not parse; its error says why. The trees are shared: read them, never
+    change them (libcst trees cannot be changed; ast trees must not be)."""
+
+    cst: cst.Module | None
+    ast: ast.Module | None
+    cst_error: Exception | None = None
+    ast_error: SyntaxError | None = None
+
+
+PARSES = Counter()  # kernel sources parsed, by kind ("cst", "ast"): the parse-once test reads it
+
+
+@functools.lru_cache(maxsize=256)
+def kernel_trees(source: str) -> KernelTrees:
+    """Each kernel source is parsed once per process: every stage asks here instead of parsing it again. (The
+    render workers are forked after parse.py has asked for every kernel, so they find the trees already made.)"""
+    PARSES["cst"] += 1
+    try:
+        tree, cst_error = cst.parse_module(source), None
+    except Exception as exc:  # ParserSyntaxError, or a recursion error on a pathological source
+        tree, cst_error = None, exc
+    PARSES["ast"] += 1
+    try:
+        tree_ast, ast_error = ast.parse(source), None
+    except SyntaxError as exc:
+        tree_ast, ast_error = None, exc
+    return KernelTrees(tree, tree_ast, cst_error, ast_error)
+
+
+def kernel_ast(source: str) -> ast.Module:
+    """The ast of a kernel source (shared, read only); SyntaxError when it does not parse."""
+    trees = kernel_trees(source)
+    if trees.ast is None:
+        raise trees.ast_error or SyntaxError("the kernel source does not parse")
+    return trees.ast
