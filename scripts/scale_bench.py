@@ -95,10 +95,9 @@ def part_render(capture: Path, graphs: int, repeats: int) -> None:
         rss = max(r["rss_kib"] for r in runs) / 1024
         before = max(r["rss_before_kib"] for r in runs) / 1024
         worker_rss = max(r["rss_workers_kib"] for r in runs) / 1024
+        workers_cell = f"{worker_rss:.0f} MiB" if workers > 1 else "(none)"
         print(f"| {workers} | {kernels} | {cell(times)} | {kernels / statistics.median(times):.0f} | "
-              f"{rss:.0f} MiB ({before:.0f} MiB after importing torch) | {worker_rss:.0f} MiB |" if workers > 1 else
-              f"| {workers} | {kernels} | {cell(times)} | {kernels / statistics.median(times):.0f} | "
-              f"{rss:.0f} MiB ({before:.0f} MiB after importing torch) | (none) |", flush=True)
+              f"{rss:.0f} MiB ({before:.0f} MiB after importing torch) | {workers_cell} |", flush=True)
 
 
 def part_profile(capture: Path, top: int = 15) -> None:
