@@ -18,15 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from harvest.errors import GateError, UsageError
-from harvest.fusion import op_short_name
+from harvest.ops import FREE_TO_FUSE, op_short_name
 from harvest.report import read_manifest
-
-# Ops that only re-index memory: fusing them is free, so they never count as "fused with" something.
-VIEW_OPS = frozenset(
-    {"view", "reshape", "_unsafe_view", "permute", "expand", "squeeze", "unsqueeze", "t", "transpose", "slice",
-     "select", "as_strided", "alias", "getitem", "clone"}
-)  # fmt: skip
-
 
 # ------------------------------------------------------------------------------------------------ model
 
@@ -48,7 +41,7 @@ class KernelRef:
 
     @property
     def compute_ops(self) -> Counter[str]:
-        return Counter({op: n for op, n in self.op_counts.items() if op not in VIEW_OPS})
+        return Counter({op: n for op, n in self.op_counts.items() if op not in FREE_TO_FUSE})
 
     def describe(self) -> str:
         ops = _labels(self.op_counts) or "unknown ops"

@@ -22,6 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from harvest.model import ExternCall, Graph, Kernel, Launch
+from harvest.ops import aten_target, is_op_target, op_short_name
 from harvest.syntax import dotted_cst, kernel_trees
 
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
@@ -52,35 +53,7 @@ REDUCTION_CALLS = frozenset(
     }
 )
 
-# FX targets that are bookkeeping, not ATen ops (they are listed as FX nodes but not counted as ops).
-_NOT_OPS = frozenset({"operator.getitem", "getitem"})
-_OP_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "inductor", "higher_order", "triton"})
-
-
 # ----------------------------------------------------------------------------------------------- names
-
-
-def normalize_target(target: str) -> str:
-    """`torch.ops.aten.pow.Tensor_Scalar` -> `aten.pow.Tensor_Scalar`; `extern_kernels.mm` stays as it is."""
-    target = target.strip()
-    for prefix in ("torch.ops.", "torch._ops.ops."):
-        if target.startswith(prefix):
-            return target[len(prefix) :]
-    return target
-
-
-def op_short_name(target: str) -> str:
-    """The op a reader knows: `aten.pow.Tensor_Scalar` -> `pow`, `extern_kernels.addmm` -> `addmm`."""
-    parts = normalize_target(target).split(".")
-    if len(parts) >= 2 and parts[0] in _OP_NAMESPACES:
-        return parts[1]
-    return parts[-1]
-
-
-def is_op_target(target: str) -> bool:
-    """True for targets counted as ops (ATen/prims/...), False for bookkeeping such as operator.getitem."""
-    target = normalize_target(target)
-    return bool(target) and target not in _NOT_OPS
 
 
 def _name_ops(kernel_name: str) -> tuple[str, ...]:
@@ -312,13 +285,13 @@ class KernelFusion:
 def _kernel_ops(kernel: Kernel) -> tuple[tuple[str, ...], str, tuple[FusedNode, ...]]:
     comment = kernel.comment
     nodes = tuple(
-        FusedNode(node.name, normalize_target(node.target)) for node in comment.fragment if node.op == "call_function"
+        FusedNode(node.name, aten_target(node.target)) for node in comment.fragment if node.op == "call_function"
     )
     ops = tuple(n.target for n in nodes if is_op_target(n.target))
     if ops:
         return ops, "graph fragment", nodes
     if comment.aten_ops:
-        return tuple(normalize_target(op) for op in comment.aten_ops), "Original ATen comment", nodes
+        return tuple(aten_target(op) for op in comment.aten_ops), "Original ATen comment", nodes
     named = tuple(f"aten.{op}" for op in _name_ops(kernel.name))
     return named, ("kernel name" if named else UNKNOWN), nodes
 
@@ -337,7 +310,7 @@ def kernel_fusion(graph: Graph, kernel: Kernel, provenance: dict) -> KernelFusio
         kind=kernel.kind,
         ops=ops,
         ops_from=ops_from,
-        aten_ops=tuple(normalize_target(op) for op in kernel.comment.aten_ops),
+        aten_ops=tuple(aten_target(op) for op in kernel.comment.aten_ops),
         fx_nodes=nodes,
         source_nodes=kernel.comment.source_nodes,
         post_grad_nodes=tuple(post),

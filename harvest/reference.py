@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from harvest.model import FxNode, Graph, Kernel, Launch, TensorMeta
+from harvest.ops import SAME_VALUES, torch_ops_target
 from harvest.syntax import dotted, kernel_ast
 
 
@@ -409,19 +410,8 @@ class _Op:
         return parts[3] if len(parts) > 3 else parts[-1]
 
 
-_VIEW_FAMILIES = {"view", "reshape", "_unsafe_view", "permute", "expand", "squeeze", "unsqueeze", "t", "transpose",
-                  "alias", "clone", "convert_element_type"}
 # Ops that return a tuple, with how many outputs.
 _TUPLE_ARITY = {"var_mean": 2, "max": 2, "min": 2, "sort": 2, "topk": 2, "aminmax": 2, "native_layer_norm": 3}
-
-
-def _normalize_target(target: str) -> str:
-    target = target.strip()
-    if target.startswith(("aten.", "prims.")):
-        return "torch.ops." + target
-    if target in ("getitem", "_operator.getitem"):
-        return "operator.getitem"
-    return target
 
 
 def _target_exists(target: str) -> bool:
@@ -459,7 +449,7 @@ def _read_fragment(kernel: Kernel) -> _Fragment:
         if node.op != "call_function":
             fragment.broken[node.name] = f"{node.name} is a {node.op} node"
             continue
-        target = _normalize_target(node.target)
+        target = torch_ops_target(node.target)
         # A node that cannot be rendered stays in `ops` (its meta still identifies the output that stores it).
         fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
         if not _target_exists(target):
@@ -538,7 +528,7 @@ def _family(fragment: _Fragment, name: str) -> str:
             if isinstance(source, _Ref) and source.name in fragment.ops and isinstance(op.args[1], _Code):
                 return f"{fragment.ops[source.name].family}[{op.args[1].text}]"
             return ""
-        if op.family in _VIEW_FAMILIES and op.args and isinstance(op.args[0], _Ref):
+        if op.family in SAME_VALUES and op.args and isinstance(op.args[0], _Ref):
             name = op.args[0].name
             continue
         return op.family

@@ -26,6 +26,7 @@ from libcst.metadata import FunctionScope, MetadataWrapper, ParentNodeProvider, 
 
 from harvest.dtypes import SHORT_NAMES
 from harvest.model import FxNode, Graph, Kernel, Launch
+from harvest.ops import NOT_NAMING
 from harvest.syntax import dotted_cst, kernel_trees
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -126,11 +127,6 @@ def _failure(code: str, name: str, warning: str) -> RenameResult:
 # ---------------------------------------------------------------------------------------------------------------------
 # Kernel names
 
-_NOISE_OPS = frozenset(
-    {"view", "reshape", "_unsafe_view", "clone", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze",
-     "slice", "select", "copy", "copy_", "alias", "as_strided", "detach", "lift_fresh", "unbind",
-     "split", "split_with_sizes", "getitem", "full", "scalar_tensor", "empty", "zeros", "ones"}
-)
 _OP_WORDS = {"_to_copy": "cast", "convert_element_type": "cast"}
 # Ops that together make one well-known function: (the ops that reveal it, what it absorbs, its name).
 _COMPOSITES: tuple[tuple[str, frozenset[str], str], ...] = (
@@ -167,7 +163,7 @@ def readable_kernel_name(inductor_name: str, aten_ops: Sequence[str] = (), sourc
                 ops.append(reveal)
                 middle = middle.replace(f"_{reveal.lstrip('_')}_", "_")
         ops += [w for w in middle.split("_") if w]
-    ops = [_OP_WORDS.get(op, op) for op in ops if op and op not in _NOISE_OPS]
+    ops = [_OP_WORDS.get(op, op) for op in ops if op and op not in NOT_NAMING]
     words: list[str] = []
     absorbed: set[str] = set()
     for reveal, absorbs, name in _COMPOSITES:

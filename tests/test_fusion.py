@@ -14,10 +14,10 @@ from harvest.fusion import (
     graph_fusion,
     header_comment,
     kernel_fusion,
-    op_short_name,
     parse_stack_trace,
     source_lines_for,
 )
+from harvest.ops import op_short_name
 
 NAMES = ("square_compile", "square_square", "pytorch_square", "small_model", "dynamic_shapes")
 CASES = [root / case for root in (CPU, CUDA) for case in NAMES]

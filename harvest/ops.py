@@ -1,0 +1,57 @@
+"""FX and ATen op names, in one place: the two spellings of a target, an op's short name, and the sets of ops that
+only move or re-index data (each stage's set is built from the same parts, so they cannot drift apart)."""
+
+from __future__ import annotations
+
+# Ops that return a view of their input's storage, re-indexed.
+VIEW_OPS = frozenset({"view", "reshape", "_unsafe_view", "permute", "expand", "squeeze", "unsqueeze", "t", "transpose", "alias"})
+# Views that also cut the storage down.
+SLICE_OPS = frozenset({"slice", "select", "as_strided"})
+# What diff does not count as "fused with": fusing these is free.
+FREE_TO_FUSE = VIEW_OPS | SLICE_OPS | {"clone", "getitem"}
+# What the reference passes a binding through: the node holds its input's values (a cast keeps them too).
+SAME_VALUES = VIEW_OPS | {"clone", "convert_element_type"}
+# What never names a kernel: moving, copying, splitting and making constant tensors.
+NOT_NAMING = VIEW_OPS | SLICE_OPS | frozenset(
+    {"clone", "copy", "copy_", "detach", "lift_fresh", "unbind", "split", "split_with_sizes", "getitem", "full",
+     "scalar_tensor", "empty", "zeros", "ones"}
+)  # fmt: skip
+
+# FX targets that are bookkeeping, not ATen ops (listed as FX nodes, not counted as ops).
+_NOT_OPS = frozenset({"operator.getitem", "getitem"})
+_OP_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "inductor", "higher_order", "triton"})
+
+
+def aten_target(target: str) -> str:
+    """The short spelling, as the manifest and report show it: `torch.ops.aten.pow.Tensor_Scalar` ->
+    `aten.pow.Tensor_Scalar`; `extern_kernels.mm` stays as it is."""
+    target = target.strip()
+    for prefix in ("torch.ops.", "torch._ops.ops."):
+        if target.startswith(prefix):
+            return target[len(prefix) :]
+    return target
+
+
+def torch_ops_target(target: str) -> str:
+    """The long spelling, the one eager code calls: `aten.pow.Tensor_Scalar` -> `torch.ops.aten.pow.Tensor_Scalar`;
+    `getitem` -> `operator.getitem`."""
+    target = target.strip()
+    if target.startswith(("aten.", "prims.")):
+        return "torch.ops." + target
+    if target in ("getitem", "_operator.getitem"):
+        return "operator.getitem"
+    return target
+
+
+def op_short_name(target: str) -> str:
+    """The op a reader knows: `aten.pow.Tensor_Scalar` -> `pow`, `extern_kernels.addmm` -> `addmm`."""
+    parts = aten_target(target).split(".")
+    if len(parts) >= 2 and parts[0] in _OP_NAMESPACES:
+        return parts[1]
+    return parts[-1]
+
+
+def is_op_target(target: str) -> bool:
+    """True for targets counted as ops (ATen/prims/...), False for bookkeeping such as operator.getitem."""
+    target = aten_target(target)
+    return bool(target) and target not in _NOT_OPS

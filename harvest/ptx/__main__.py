@@ -1,0 +1,7 @@
+"""The child process `harvest ptx` compiles Triton kernels in: `python -m harvest.ptx` (see toolchain.py)."""
+
+import sys
+
+from harvest.ptx.toolchain import _child_main
+
+sys.exit(_child_main())
