@@ -512,6 +512,8 @@ def _raise_for_run(outcome: RunOutcome | None, capture: Capture, out: Path) -> N
     """Failures with nothing to extract; a failed run that captured graphs is extracted first, then reported."""
     if outcome is not None and outcome.status == "no-cuda":
         raise UsageError("--device cuda, but torch sees no GPU here; use --device cpu (or auto) for the CPU Triton path")
+    if outcome is not None and outcome.status == "no-cpu-triton":
+        raise UsageError(f"{outcome.error}; extract on a GPU (--device cuda), or use torch >= 2.6 for the CPU Triton path")
     if not capture.graphs and _failed(outcome):
         raise _target_error(outcome, out, 0)  # type: ignore[arg-type]
 

@@ -2,7 +2,9 @@
 
 The Triton interpreter patches `tl` and `tl.math` with numpy versions but not `triton.language.extra.libdevice`,
 whose functions lower to `extern_elementwise`, which the interpreter cannot run. Inductor calls libdevice for tanh,
-erf, rsqrt, isinf, pow, ... so the first GELU or LayerNorm kernel kills a CPU run.
+erf, rsqrt, isinf, pow, fma (torch 2.8-2.10), ... so the first GELU or LayerNorm kernel kills a CPU run. Older
+interpreters (triton 3.2-3.3) also lack `block_type.with_element_ty` and `get_int1_ty` (Inductor's `max2` reaches
+it through `tl.zeros((1,), tl.int1)`); the shim stands in for both.
 
 `SHIM_SOURCE` defines numpy versions that work on the interpreter's tensors. It is plain source so it can be both
 exec'd by the capture child (`install`) and pasted into generated kernel modules (which import only torch and
@@ -18,7 +20,19 @@ def _interpret_libdevice(libdevice):
 
     import numpy as np
     import triton.language as tl
+    from triton.runtime import interpreter
     from triton.runtime.interpreter import TensorHandle
+
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if builder is not None and not hasattr(builder, "get_int1_ty"):  # triton <= 3.3: tl.zeros(..., tl.int1) fails
+        builder.get_int1_ty = lambda self: tl.int1
+
+    def retyped(x, scalar):
+        if not x.type.is_block():
+            return scalar
+        if hasattr(x.type, "with_element_ty"):
+            return x.type.with_element_ty(scalar)
+        return tl.core.block_type(scalar, x.type.get_block_shapes())  # triton <= 3.3 has no with_element_ty
 
     def unary(np_fn, predicate=False):
         def call(x, *_, **__):
@@ -26,7 +40,7 @@ def _interpret_libdevice(libdevice):
             dtype = tl.int1 if predicate else x.dtype
             if not predicate:
                 data = data.astype(x.handle.data.dtype, copy=False)
-            return tl.core.tensor(TensorHandle(data, dtype.scalar), x.type.with_element_ty(dtype.scalar) if x.type.is_block() else dtype)
+            return tl.core.tensor(TensorHandle(data, dtype.scalar), retyped(x, dtype.scalar))
 
         return call
 
@@ -39,6 +53,15 @@ def _interpret_libdevice(libdevice):
             return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
 
         return call
+
+    def fma(x, y, z, *_, **__):
+        # one rounding, as the hardware's: a float32 product is exact in float64, so only the sum rounds twice
+        operands = [v for v in (x, y, z) if isinstance(v, tl.core.tensor)]
+        xd, yd, zd = (np.asarray(v.handle.data if isinstance(v, tl.core.tensor) else v, dtype=np.float64) for v in (x, y, z))
+        data = np.asarray(xd * yd + zd)
+        a = next((v for v in operands if v.handle.data.shape == data.shape), operands[0])
+        data = data.astype(a.handle.data.dtype, copy=False)
+        return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
 
     erf = np.vectorize(math.erf, otypes=[np.float64])
     unary_fns = {
@@ -62,6 +85,7 @@ def _interpret_libdevice(libdevice):
         setattr(libdevice, name, unary(fn, predicate=True))
     for name, fn in binary_fns.items():
         setattr(libdevice, name, binary(fn))
+    libdevice.fma = fma  # Inductor of torch 2.8-2.10 writes libdevice.fma in softmax backward
     return libdevice
 '''
 

@@ -446,8 +446,9 @@ def render_kernel_module(ctx: ModuleContext) -> str:
     unspecialized = [rename.get(p, p) for p in unspecialized_params(ctx.kernel)]
     kernel_code = specialize_like_inductor(kernel_code, ctx.code.kernel_name, unspecialized)
     extra_imports = sorted(set(imports) - BASE_IMPORTS)
-    uses_libdevice = re.search(r"\blibdevice\.", kernel_code) is not None
-    if uses_libdevice and not any("libdevice" in line for line in extra_imports):
+    # the interpreter shim: for libdevice calls, and for Inductor's helpers on triton <= 3.3 (max2 -> tl.int1 zeros)
+    needs_shim = re.search(r"\b(libdevice|triton_helpers)\.", kernel_code) is not None
+    if needs_shim and not any("libdevice" in line for line in extra_imports):
         extra_imports.append("from triton.language.extra import libdevice")
 
     reference_tree = cst.parse_module(ctx.reference.source).visit(_RenameReference(rename))
@@ -488,7 +489,7 @@ def render_kernel_module(ctx: ModuleContext) -> str:
         names=names,
         notes=notes,
         extra_imports=extra_imports,
-        shim=SHIM_SOURCE.strip() if uses_libdevice else "",
+        shim=SHIM_SOURCE.strip() if needs_shim else "",
         timing=timing_source(),
         kernel_code=kernel_code,
         config_origin=config_origin,

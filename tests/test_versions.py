@@ -10,10 +10,12 @@ whichever torch the test suite has: the corpus is data, never imported or run.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, tree_env
 
 from harvest.api import extract
 
@@ -78,3 +80,31 @@ def test_corpus_replays_to_modules_that_compile(case, tmp_path):
             assert "unknown (the capture holds no provenance artifacts for this graph)" in report
         if not graph["recorded"]:  # compiled, then the run died before its kernels finished a launch (2.6-2.10)
             assert "no launch recorded: the run failed before one finished" in report
+
+
+SHIM_KERNEL = """
+import torch, triton, triton.language as tl
+from harvest.interpret_shim import install
+assert install()
+from triton.language.extra import libdevice
+
+@triton.jit
+def kernel(x_ptr, y_ptr, out_ptr, XBLOCK: tl.constexpr):
+    i = tl.arange(0, XBLOCK)
+    x = tl.load(x_ptr + i)
+    y = tl.load(y_ptr + i)
+    tl.store(out_ptr + i, 2.0 * libdevice.fma(x, y, 0.5) + libdevice.erf(libdevice.rsqrt(y)))
+
+x, y = torch.randn(64), torch.rand(64) + 0.5
+out = torch.empty(64)
+kernel[(1,)](x, y, out, XBLOCK=64)
+torch.testing.assert_close(out, 2.0 * (x * y + 0.5) + torch.erf(torch.rsqrt(y)))
+print("ok")
+"""
+
+
+def test_interpreter_shim_runs_libdevice_fma():
+    """Inductor of torch 2.8-2.10 writes libdevice.fma (softmax backward); the interpreter returned None for it."""
+    run = subprocess.run([sys.executable, "-c", SHIM_KERNEL], capture_output=True, text=True, timeout=120,
+                         env=tree_env(TRITON_INTERPRET="1"))  # fmt: skip
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -289,6 +290,10 @@ def main(argv: list[str]) -> int:
     use_cuda = mode == "cuda" or (mode == "auto" and torch.cuda.is_available())
     if mode == "cuda" and not torch.cuda.is_available():
         log.write({"event": "exit", "status": "no-cuda", "code": 2, "error": "--device cuda, but torch sees no GPU"})
+        return 0
+    if not use_cuda and tuple(int(part) for part in re.findall(r"\d+", torch.__version__)[:2]) < (2, 6):
+        error = f"torch {torch.__version__} has no Inductor CPU Triton backend (cpu_backend='triton' came in torch 2.6)"
+        log.write({"event": "exit", "status": "no-cpu-triton", "code": 2, "error": error})
         return 0
     if not use_cuda:
         os.environ["TRITON_INTERPRET"] = "1"

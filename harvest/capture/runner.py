@@ -30,7 +30,9 @@ class RunOutcome:
     """How the target's run ended, next to what it produced."""
 
     capture: Capture
-    status: str  # "ok", "exit" (sys.exit), "raised", "timeout", "interrupted" (Ctrl-C), "crashed" (child died), "no-cuda"
+    # "ok", "exit" (sys.exit), "raised", "timeout", "interrupted" (Ctrl-C), "crashed" (child died), "no-cuda",
+    # "no-cpu-triton" (torch < 2.6 has no CPU Triton backend)
+    status: str
     exit_code: int  # the target's sys.exit code (0 when it returned normally)
     error: str  # the target's traceback tail, or the child's stderr tail when it died
     seconds: float
