@@ -49,8 +49,8 @@ def first_error(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for line in lines:
         if line.startswith("harvest: error") or "Error" in line.split(":")[0]:
-            return line[:160]
-    return lines[-1][:160] if lines else ""
+            return line[:240]
+    return lines[-1][:240] if lines else ""
 
 
 def one_version(version: str, out: Path, keep: bool, python: str | None = None) -> dict:
