@@ -1,0 +1,351 @@
+"""Binding fragment names to kernel parameters: inputs by name, meta or order; outputs by the stored value's meta and
+top op; split reductions' partials. Whatever cannot be bound without guessing is left out, with the reason."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from harvest.model import Graph, Kernel, Launch, TensorMeta
+from harvest.reference.access import _OP_FAMILIES, _Access, _top_op
+from harvest.reference.fragment import (
+    _arg_buffer,
+    _buffer_meta,
+    _family,
+    _Fragment,
+    _norm_dtype,
+    _numel,
+    _same_numel,
+    _same_shape,
+)
+from harvest.reference.fx_args import _Ref, _refs, _symbols
+
+# ---------------------------------------------------------------------------------------------------------------
+# Binding and generation.
+
+
+@dataclass
+class _Binding:
+    inputs: dict[str, str] = field(default_factory=dict)  # fragment name -> kernel param
+    input_meta: dict[str, TensorMeta | None] = field(default_factory=dict)  # fragment name -> its placeholder meta
+    scalar_inputs: set[str] = field(default_factory=set)  # params passed by value (`arg3_1.item()`)
+    outputs: dict[str, str] = field(default_factory=dict)  # param -> fragment name
+    unchecked: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    partial_outputs: dict[str, _Split] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
+    from_partials: dict[str, tuple[str, _Split]] = field(default_factory=dict)  # node -> (partial input, split)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Split reductions. Inductor splits a long reduction in two kernels: stage 1 reduces chunks and stores a partial
+# buffer (`buf9` f32[1, 512, 16]: the node's shape plus a split dimension, and no FX node of its own); stage 2
+# reduces that buffer over the split dimension into the node (`sum_3` f32[1, 512]).
+
+# Triton top op of the stored value -> the aten family of the reduction node and the torch reduction that
+# combines partials exactly like the whole (sum of sums, max of maxes). Welford/mean/var partials are not here.
+_SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin"}
+_SPLIT_TARGETS = {"sum": "torch.ops.aten.sum.dim_IntList", "amax": "torch.ops.aten.amax.default",
+                  "amin": "torch.ops.aten.amin.default"}
+
+# Aten reductions: a buffer of one's shape that a kernel reads is its accumulator, not a split partial.
+_REDUCTION_FAMILIES = {"sum", "mean", "amax", "amin", "max", "min", "var", "var_mean", "std", "std_mean", "prod",
+                       "any", "all", "argmax", "argmin", "logsumexp", "native_layer_norm"}
+
+_SPLIT_WORDS = {"sum": ("partial sums", "sums"), "amax": ("partial maxima", "takes the max of"),
+                "amin": ("partial minima", "takes the min of")}
+
+
+@dataclass(frozen=True)
+class _Split:
+    reduce: str  # "sum" | "amax" | "amin"
+    dims: tuple[int, ...]  # the partial buffer's split dimensions
+    terms: int | None = None  # how many values the whole reduction combines (stage 1; sets the sum's tolerance)
+
+
+def _split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
+    """The dimensions of `partial` that, removed, leave `whole`; None when there is no such set or several."""
+    extra = len(partial) - len(whole)
+    if extra < 1:
+        return None
+    wanted = tuple(map(str, whole))
+    found = [dims for dims in itertools.combinations(range(len(partial)), extra)
+             if tuple(str(s) for i, s in enumerate(partial) if i not in dims) == wanted]
+    return found[0] if len(found) == 1 else None
+
+
+def _reductions(fragment: _Fragment, family: str | None = None) -> list[str]:
+    """Nodes that are sums/amaxes/amins (of `family` when given), in fragment order."""
+    return [n for n, op in fragment.ops.items() if op.family in _SPLIT_TARGETS and (family is None or op.family == family)
+            and op.meta is not None and n not in fragment.broken]
+
+
+def _partial_of(fragment: _Fragment, meta: TensorMeta | None, family: str | None = None) -> dict[str, tuple[int, ...]]:
+    """Reduction nodes a buffer of `meta` can be the split partial of, with the split dimensions of each."""
+    found: dict[str, tuple[int, ...]] = {}
+    if meta is None:
+        return found
+    for name in _reductions(fragment, family):
+        node = fragment.ops[name].meta
+        dims = _split_dims(meta.shape, node.shape)
+        if dims is not None and _norm_dtype(node.dtype) == _norm_dtype(meta.dtype):
+            found[name] = dims
+    return found
+
+
+def _reduction_terms(fragment: _Fragment, name: str) -> int | None:
+    """How many values the reduction node `name` combines into each of its outputs (None when unknown)."""
+    op = fragment.ops[name]
+    source = op.args[0] if op.args else None
+    if not isinstance(source, _Ref):
+        return None
+    node = fragment.ops.get(source.name) or fragment.placeholders.get(source.name)
+    whole = _numel(node.meta.shape) if node is not None and node.meta is not None else None
+    part = _numel(op.meta.shape) if op.meta is not None else None
+    if not whole or not part or whole % part:
+        return None
+    return whole // part
+
+
+def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, fragment: _Fragment,
+                 binding: _Binding) -> None:
+    by_param = {arg.param: arg for arg in launch.args}
+    reads: list[str] = []
+    for param in kernel.params:
+        kind = kernel.signature.get(param, "")
+        if access.first.get(param) == "load" or (param.startswith("in_ptr") and kind and not kind.startswith("*")
+                                                 and kind != "constexpr"):
+            reads.append(param)
+    used = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in _refs(v)}
+    # Names the kernel can read: placeholders, and nodes the ops use without defining (`%div` in a backward
+    # graph is the forward's output, passed under that name).
+    readable = set(fragment.placeholders) | (used - set(fragment.ops))
+    unbound: list[str] = []
+    for param in reads:
+        arg = by_param.get(param)
+        name = _arg_buffer(arg.expr, arg.buffer) if arg else None
+        if name is not None and name in readable and name not in binding.inputs:
+            binding.inputs[name] = param
+        else:
+            unbound.append(param)
+        if not kernel.signature.get(param, "*").startswith("*"):
+            binding.scalar_inputs.add(param)
+    # Placeholders the kernel computes itself (also defined in the fragment) are a last resort: an in-place
+    # consumer may read a node the fragment re-lists (`%add_4` placeholder and definition), but a fused
+    # reduction lists its own intermediates as placeholders too.
+    # Only placeholders some op uses can feed the reference; the rest (reduction buffers like %buf0) are noise.
+    external = [n for n in fragment.placeholders if n not in binding.inputs and n in used and n not in fragment.ops]
+    internal = [n for n in fragment.placeholders if n not in binding.inputs and n in used and n in fragment.ops]
+    # A stage-2 kernel reads a split-reduction partial (`%buf9`) that no op uses: bind it too, so the reduction
+    # node can be computed from it.
+    partials = [n for n in fragment.placeholders if n not in binding.inputs and n not in used and n not in fragment.ops
+                and _partial_of(fragment, fragment.placeholders[n].meta)]
+    metas = {param: _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
+             for param in unbound if param in by_param}
+
+    def matches(param: str, names: list[str], same) -> list[str]:
+        meta = metas.get(param)
+        return [n for n in names if meta is not None and fragment.placeholders[n].meta is not None
+                and same(fragment.placeholders[n].meta, meta)]
+
+    remaining = list(unbound)
+    for pool in (external, internal, partials):
+        for same in (_same_shape, _same_numel):
+            for param in list(remaining):
+                free = [n for n in pool if n not in binding.inputs]
+                found = matches(param, free, same)
+                others = [p for p in remaining if p != param and set(matches(p, free, same)) & set(found)]
+                if len(found) == 1 and not others:
+                    binding.inputs[found[0]] = param
+                    remaining.remove(param)
+        # Several parameters with the same meta: Inductor numbers in_ptrK in the order the fragment reads them.
+        free = [n for n in pool if n not in binding.inputs]
+        if remaining and len(free) == len(remaining) and all(
+            matches(p, [n], _same_shape) for p, n in zip(remaining, free)
+        ):
+            for param, name in zip(remaining, free):
+                binding.inputs[name] = param
+                binding.warnings.append(f"bound {param} to {name} by read order (same meta as another input)")
+            remaining = []
+    for name in binding.inputs:
+        placeholder = fragment.placeholders.get(name)
+        binding.input_meta[name] = placeholder.meta if placeholder else None
+    for param in remaining:
+        binding.warnings.append(f"kernel reads {param} ({by_param[param].expr if param in by_param else '?'}), "
+                                f"which matches no fragment placeholder")
+
+
+def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, fragment: _Fragment,
+                  binding: _Binding) -> None:
+    by_param = {arg.param: arg for arg in launch.args}
+    returns = set(fragment.returns)
+    opaque = [r for r in fragment.returns if r not in fragment.ops]
+    ambiguous: dict[str, tuple[str, ...]] = {}  # param -> returned nodes it could be, in return order
+    split: dict[str, dict[str, tuple[int, ...]]] = {}  # param -> reduction nodes it may hold partials of
+    for param in kernel.params:
+        if param not in access.last_store:
+            continue
+        arg = by_param.get(param)
+        buffer = _arg_buffer(arg.expr, arg.buffer) if arg else None
+        meta = _buffer_meta(graph, buffer)
+        if meta is None:
+            binding.unchecked[param] = f"no shape/stride/dtype is known for {param} ({arg.expr if arg else 'unbound'})"
+            continue
+        candidates = [n for n, op in fragment.ops.items() if op.meta is not None and _same_shape(op.meta, meta)]
+        if not candidates:
+            candidates = [n for n, op in fragment.ops.items() if op.meta is not None and _same_numel(op.meta, meta)]
+        top = _top_op(access.last_store[param], access.assigns)
+        by_op = [n for n in candidates if _family(fragment, n) in _OP_FAMILIES.get(top or "", set())]
+        returned = [n for n in (by_op or candidates) if n in returns]
+        compatible_opaque = [
+            r for r in opaque
+            if r not in fragment.placeholders or fragment.placeholders[r].meta is None
+            or _same_numel(fragment.placeholders[r].meta, meta) or _same_shape(fragment.placeholders[r].meta, meta)
+        ]
+        chosen: str | None = None
+        if len(returned) == 1 and (by_op or not compatible_opaque):
+            chosen = returned[0]
+        elif by_op and not returned and len(by_op) == 1 and opaque:
+            # The return names a view or buffer of it (`%expand_2` for `%div`); the stored op and meta single it out.
+            chosen = by_op[0]
+        if chosen is not None:
+            binding.outputs[param] = chosen
+            continue
+        pool = returned or by_op or candidates
+        if buffer in opaque:
+            why = f"{param} stores buffer {buffer}, which the fragment names without an FX node"
+            if not candidates:
+                why += " (a split-reduction partial or an internal buffer)"
+        elif not candidates:
+            why = f"no fragment node has the shape/dtype of {buffer} {list(meta.shape)} {meta.dtype}"
+        elif len(pool) > 1 or compatible_opaque:
+            names = ", ".join(dict.fromkeys(pool + compatible_opaque))
+            why = f"cannot tell which of {names} {param} stores"
+        else:
+            why = f"{param} stores a value the fragment's return does not name"
+        binding.unchecked[param] = why
+        if len(returned) > 1 and not compatible_opaque:
+            ambiguous[param] = tuple(returned)
+        if not candidates and top in _SPLIT_REDUCTIONS:
+            split[param] = _partial_of(fragment, meta, _SPLIT_REDUCTIONS[top])
+    _bind_by_store_order(binding, ambiguous, fragment)
+    _bind_partial_outputs(binding, split, fragment)
+    seen: dict[str, list[str]] = {}
+    for param, name in binding.outputs.items():
+        seen.setdefault(name, []).append(param)
+    for name, params in seen.items():
+        if len(params) > 1:
+            for param in params:
+                del binding.outputs[param]
+                binding.unchecked[param] = f"{' and '.join(params)} both match {name}"
+
+
+def _bind_by_store_order(binding: _Binding, ambiguous: dict[str, tuple[str, ...]], fragment: _Fragment) -> None:
+    """`out_ptr0`, `out_ptr1` both match `sum_7`, `sum_8` (same op, same meta): Inductor numbers out_ptrN in the
+    order the fused nodes store, which is the order of the fragment's return, so pair them in that order."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for param, names in ambiguous.items():
+        if param.startswith("out_ptr"):
+            groups.setdefault(names, []).append(param)
+    for names, params in groups.items():
+        if len(names) != len(params) or any(n in binding.outputs.values() for n in names):
+            continue
+        params.sort(key=lambda p: int(p[len("out_ptr"):]))
+        ordered = [n for n in fragment.returns if n in names]
+        for param, name in zip(params, ordered):
+            binding.outputs[param] = name
+            del binding.unchecked[param]
+            binding.warnings.append(f"bound {param} to {name} by store order ({', '.join(ordered)} look alike)")
+
+
+def _bind_partial_outputs(binding: _Binding, split: dict[str, dict[str, tuple[int, ...]]], fragment: _Fragment) -> None:
+    """Stage 1 of a split reduction: `out_ptr0` stores `buf9` f32[1, 512, 16], partial sums of `sum_3` f32[1, 512].
+
+    The buffer is the node's shape plus the split dimension(s); the stored value's reduction (`tl.sum`) must be the
+    node's. Several partial outputs of look-alike nodes (`sum_7`, `sum_8`, both f32[512]) pair by store order, as
+    Inductor numbers out_ptrN in the order the fused nodes store, which is fragment order.
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for param, options in split.items():
+        if options:
+            groups.setdefault(tuple(options), []).append(param)
+        else:
+            binding.unchecked[param] += ("; it is a reduction's partial, but no sum/amax/amin node of the fragment has "
+                                         "its shape less one set of split dimensions")
+    for names, params in groups.items():
+        if len(names) != len(params):
+            for param in params:
+                binding.unchecked[param] = (f"{param} stores split-reduction partials, but of which of "
+                                            f"{', '.join(names)} cannot be told ({len(params)} partial outputs)")
+            continue
+        params.sort(key=lambda p: (not p.startswith("out_ptr"), int(re.sub(r"\D", "", p) or 0)))
+        for param, name in zip(params, names):
+            terms = _reduction_terms(fragment, name)
+            if terms is None:
+                binding.unchecked[param] = (f"{param} stores split-reduction partials of {name}, but how many values "
+                                            f"{name} reduces is not known (a symbolic size)")
+                continue
+            binding.outputs[param] = name
+            binding.partial_outputs[param] = _Split(fragment.ops[name].family, split[param][name], terms)
+            del binding.unchecked[param]
+        if len(params) > 1:
+            binding.warnings.append(f"bound {', '.join(params)} to partials of {', '.join(names)} by store order "
+                                    f"(look-alike split reductions)")
+
+
+def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
+    """Stage 2 of a split reduction: the kernel reads `buf9` f32[1, 512, 16] (no FX node) and stores `sum_3`
+    f32[1, 512]; `sum_3` is then the same reduction of `buf9` over its split dimension. Only when the pairing is
+    one to one: a partial that could belong to two nodes, or a node with two partials, is left alone."""
+    pairs: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    # A partial buffer has no FX node: an input that a fragment op reads (mul(div, 2)) is real data, not partials.
+    consumed = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in _refs(v)}
+    # A buffer with the shape of one of the fragment's reductions is that reduction's unfinished accumulator, which
+    # this kernel finishes (x.mean(-1, keepdim=True).sum(): buf0 f32[4, 1] holds the row sums, the kernel divides by
+    # the row length, then sums): summing it as partials of the last reduction would leave out the division.
+    reduced = {(tuple(map(str, op.meta.shape)), _norm_dtype(op.meta.dtype)) for name, op in fragment.ops.items()
+               if _family(fragment, name).split("[")[0] in _REDUCTION_FAMILIES and op.meta is not None}
+    for name in binding.inputs:
+        if name in fragment.ops or name in binding.scalar_inputs or name in consumed:
+            continue
+        meta = binding.input_meta.get(name)
+        if meta is not None and (tuple(map(str, meta.shape)), _norm_dtype(meta.dtype)) in reduced:
+            continue
+        options = _partial_of(fragment, binding.input_meta.get(name))
+        if len(options) == 1:
+            (node, dims), = options.items()
+            pairs.setdefault(node, []).append((name, dims))
+    for node, found in pairs.items():
+        if len(found) == 1:
+            partial, dims = found[0]
+            binding.from_partials[node] = (partial, _Split(fragment.ops[node].family, dims))
+
+
+def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str, str], order: list[str],
+            visiting: set[str]) -> str | None:
+    """Add `name` and what it needs to `order`; return why it cannot be computed, or None."""
+    if name in binding.inputs or name in order:
+        return None
+    if name in binding.from_partials:
+        order.append(name)  # computed from the partial buffer the kernel reads, not from the node's own inputs
+        return None
+    if name in fragment.broken:
+        return fragment.broken[name]
+    op = fragment.ops.get(name)
+    if op is None:
+        if name in fragment.placeholders:
+            return f"the kernel reads {name}, but no kernel parameter could be bound to it"
+        return f"fragment does not define {name}"
+    if name in visiting:
+        return f"{name} depends on itself"
+    visiting.add(name)
+    for value in (*op.args, *op.kwargs.values()):
+        for symbol in _symbols(value):
+            if symbol not in symbols:
+                return f"symbolic size {symbol} in {name} cannot be bound from the kernel's inputs"
+        for ref in _refs(value):
+            why = _needed(ref, fragment, binding, symbols, order, visiting)
+            if why is not None:
+                return why
+    order.append(name)
+    return None

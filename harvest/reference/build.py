@@ -1,0 +1,223 @@
+"""`build_reference`: the scan, the fragment and the binding put together into `def reference(...)` source."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+
+from harvest.model import Graph, Kernel, Launch
+from harvest.reference.access import _Access, _scan_kernel
+from harvest.reference.binding import (
+    _SPLIT_TARGETS,
+    _SPLIT_WORDS,
+    _bind_inputs,
+    _bind_outputs,
+    _bind_partial_inputs,
+    _Binding,
+    _needed,
+)
+from harvest.reference.fragment import (
+    _arg_buffer,
+    _buffer_meta,
+    _Fragment,
+    _norm_dtype,
+    _numel,
+    _read_fragment,
+    _same_shape,
+)
+from harvest.reference.fx_args import _Device, _refs, _render, _symbols
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The generated eager reference of one kernel launch, and what it can and cannot check."""
+
+    source: str  # `def reference(...)` source, formatted; compiles
+    params: tuple[str, ...]  # kernel parameters it takes, in kernel order
+    checked: tuple[str, ...]  # output parameters whose expected value it returns
+    unchecked: tuple[tuple[str, str], ...]  # (output parameter, reason)
+    warnings: tuple[str, ...] = ()
+
+def _identifier(name: str, taken: set[str]) -> str:
+    if keyword.iskeyword(name) or name in taken or name in {"torch", "operator", "device"}:
+        return name + "_"
+    return name
+
+
+def _dtype_text(dtype: str) -> str:
+    return f"torch.{dtype}"
+
+
+def _shape_text(shape: tuple[int | str, ...]) -> str:
+    inner = ", ".join(str(s) for s in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Graph, launch: Launch) -> Reference:
+    by_param = {arg.param: arg for arg in launch.args}
+    # Size symbols: from the shapes of bound inputs first, else from integer kernel arguments passed as the symbol.
+    symbols: dict[str, str] = {}
+    symbol_params: list[str] = []
+    for name in binding.inputs:
+        meta = binding.input_meta.get(name)
+        for dim, size in enumerate(meta.shape if meta else ()):
+            if isinstance(size, str) and re.fullmatch(r"[A-Za-z_]\w*", size) and size not in symbols:
+                symbols[size] = f"{name}.shape[{dim}]"
+    for arg in launch.args:
+        if arg.expr in symbols or not re.fullmatch(r"[A-Za-z_]\w*", arg.expr) or arg.param.endswith("numel"):
+            continue
+        if kernel.signature.get(arg.param, "").startswith("i"):
+            symbols[arg.expr] = arg.param
+            symbol_params.append(arg.param)
+
+    order: list[str] = []
+    checked: list[str] = []
+    unchecked = dict(binding.unchecked)
+    for param, name in binding.outputs.items():
+        attempt = list(order)
+        why = _needed(name, fragment, binding, symbols, attempt, set())
+        if why is None and name in binding.inputs:
+            why = f"{param} stores {name} unchanged from its input"
+        if why is not None:
+            unchecked[param] = why
+            continue
+        order = attempt
+        checked.append(param)
+
+    position = {name: index for index, name in enumerate(fragment.ops)}
+    order.sort(key=position.__getitem__)  # fragment order is topological and reads like the original
+    computed = [n for n in order if n not in binding.from_partials]
+    used_names = {ref for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
+                  for ref in _refs(v)}
+    used_names |= {binding.from_partials[n][0] for n in order if n in binding.from_partials}
+    used_inputs = {name: binding.inputs[name] for name in binding.inputs
+                   if name in used_names or name in {binding.outputs[p] for p in checked}}
+    used_symbols = {s for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
+                    for s in _symbols(v)}
+    params = [p for p in kernel.params if p in used_inputs.values()
+              or (p in symbol_params and any(symbols[s] == p for s in used_symbols))]
+
+    taken = set(kernel.params)
+    names = {n: _identifier(n, taken) for n in [*used_inputs, *order]}
+    lines = [f"def reference({', '.join(params)}):"]
+    for name, param in sorted(used_inputs.items(), key=lambda item: kernel.params.index(item[1])):
+        meta = binding.input_meta.get(name)
+        if param in binding.scalar_inputs:
+            dtype = f", dtype={_dtype_text(meta.dtype)}" if meta else ""
+            lines.append(f"    {names[name]} = torch.as_tensor({param}{dtype})")
+            continue
+        buffer_meta = _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
+        # Inductor loads fp16/bf16 values into fp32, computes in fp32 and rounds once, at the store: so does the
+        # reference (rounding after every op, as eager would, makes it differ from a correct kernel).
+        upcast = ".float()" if (meta and _norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
+        if meta and buffer_meta and not _same_shape(meta, buffer_meta) and _numel(meta.shape) is not None:
+            lines.append(f"    {names[name]} = {param}.reshape{_shape_text(meta.shape)}{upcast}")
+        else:
+            lines.append(f"    {names[name]} = {param}{upcast}")
+    for symbol in sorted(used_symbols):
+        source = symbols[symbol]
+        if "." in source:
+            base, rest = source.split(".", 1)
+            source = f"{names.get(base, base)}.{rest}"
+        lines.append(f"    {symbol} = {source}")
+    if any(isinstance(v, _Device) for n in order for v in fragment.ops[n].kwargs.values()):
+        first = next((p for p in params if p not in binding.scalar_inputs and p not in symbol_params), None)
+        device = f"{first}.device" if first else f'torch.device("{kernel.device_str or "cpu"}")'
+        lines.append(f"    device = {device}")
+    for name in order:
+        op = fragment.ops[name]
+        if name in binding.from_partials:
+            partial, split = binding.from_partials[name]
+            parts, verb = _SPLIT_WORDS[split.reduce]
+            lines.append(f"    # Split reduction, stage 2: {names[partial]} holds {parts} of {names[name]} along dim "
+                         f"{list(split.dims)}; the kernel {verb} them.")
+            call = f"{_SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
+        elif op.target == "operator.getitem":
+            call = f"{_render(op.args[0], names)}[{_render(op.args[1], names)}]"
+        elif op.target == "torch.ops.prims.fma.default" and len(op.args) == 3:
+            # Inductor's own prim (registered only once Inductor is imported): a * b + c.
+            a, b, c = (_render(v, names) for v in op.args)
+            call = f"torch.ops.aten.add.Tensor(torch.ops.aten.mul.Tensor({a}, {b}), {c})"
+        else:
+            parts = [_render(v, names) for v in op.args]
+            parts += [f"{k}={_render(v, names)}" for k, v in op.kwargs.items()]
+            call = f"{op.target}({', '.join(parts)})"
+        lines.append(f"    {names[name]} = {call}")
+
+    warnings = list(fragment.warnings) + binding.warnings
+    results: list[str] = []
+    for param in list(checked):
+        name = binding.outputs[param]
+        arg = by_param[param]
+        meta = _buffer_meta(graph, _arg_buffer(arg.expr, arg.buffer))
+        node_meta = fragment.ops[name].meta
+        expr = names[name]
+        split = binding.partial_outputs.get(param)
+        if split is not None:
+            chunks = _numel(tuple(meta.shape[d] for d in split.dims)) if meta is not None else None
+            parts, verb = _SPLIT_WORDS[split.reduce]
+            lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
+                         f"along dim {list(split.dims)};")
+            lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({split.terms} values per element).")
+            results.append(f'"{param}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
+                           f'"terms": {split.terms}, "expected": {expr}}}')
+            continue
+        if meta is not None and node_meta is not None:
+            if tuple(map(str, node_meta.shape)) != tuple(map(str, meta.shape)):
+                if _numel(node_meta.shape) is None or _numel(node_meta.shape) != _numel(meta.shape):
+                    checked.remove(param)
+                    unchecked[param] = (f"{name} has shape {list(node_meta.shape)} but {param} holds "
+                                        f"{list(meta.shape)}")
+                    continue
+                expr = f"{expr}.reshape{_shape_text(meta.shape)}"
+        results.append(f'"{param}": {expr}')
+    lines.append("    return {" + ", ".join(results) + "}")
+    source = "\n".join(lines) + "\n"
+    compile(source, f"<reference of {kernel.name}>", "exec")
+    ordered_unchecked = tuple((p, unchecked[p]) for p in kernel.params if p in unchecked)
+    return Reference(source, tuple(params), tuple(p for p in kernel.params if p in checked), ordered_unchecked,
+                     tuple(warnings))
+
+
+def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(parameters the kernel writes, those of them it never reads), in parameter order."""
+    try:
+        access = _scan_kernel(kernel)
+    except SyntaxError:
+        outputs = tuple(p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr")))
+        return outputs, tuple(p for p in outputs if p.startswith("out_ptr"))
+    outputs = tuple(p for p in kernel.params if p in access.stored)
+    return outputs, tuple(p for p in outputs if p not in access.loaded)
+
+
+def _outputs_of(kernel: Kernel, access: _Access | None) -> list[str]:
+    if access is not None:
+        return [p for p in kernel.params if p in access.last_store]
+    return [p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr"))]
+
+
+def build_reference(kernel: Kernel, launch: Launch, graph: Graph) -> Reference:
+    """Eager reference of `kernel` as launched by `launch`; outputs it cannot derive are listed with a reason."""
+    access: _Access | None = None
+    try:
+        access = _scan_kernel(kernel)
+        if not kernel.comment.fragment:
+            raise _NoFragment()
+        fragment = _read_fragment(kernel)
+        binding = _Binding()
+        _bind_inputs(kernel, launch, graph, access, fragment, binding)
+        _bind_outputs(kernel, launch, graph, access, fragment, binding)
+        _bind_partial_inputs(fragment, binding)
+        return _generate(kernel, fragment, binding, graph, launch)
+    except _NoFragment:
+        reason = "the kernel has no # Graph fragment comment (torch < 2.5 or a template kernel)"
+    except Exception as exc:  # noqa: BLE001 - a reference is optional; the module still gets written
+        reason = f"internal error building the reference: {type(exc).__name__}: {exc}"
+    outputs = _outputs_of(kernel, access)
+    source = "def reference():\n    return {}\n"
+    return Reference(source, (), (), tuple((p, reason) for p in outputs), ())
+
+
+class _NoFragment(Exception):
+    pass

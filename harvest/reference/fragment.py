@@ -1,0 +1,201 @@
+"""A kernel's `# Graph fragment:` read into ops by name, with the families, tuple outputs and tensor metadata the
+binding needs. Pure."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from harvest.model import FxNode, Graph, Kernel, TensorMeta
+from harvest.ops import SAME_VALUES, torch_ops_target
+from harvest.reference.fx_args import FxArgError, _Code, _Ref, _refs, _Value, parse_fx_args, parse_fx_kwargs
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fragment as a small program.
+
+
+@dataclass(frozen=True)
+class _Op:
+    name: str
+    target: str  # normalized: "torch.ops.aten.add.Tensor" or "operator.getitem"
+    args: tuple[_Value, ...]
+    kwargs: dict[str, _Value]
+    meta: TensorMeta | None
+    inferred: bool = False  # not in the fragment; deduced (getitem = var_mean[0])
+
+    @property
+    def family(self) -> str:
+        if self.target == "operator.getitem":
+            return ""
+        parts = self.target.split(".")
+        return parts[3] if len(parts) > 3 else parts[-1]
+
+
+# Ops that return a tuple, with how many outputs.
+_TUPLE_ARITY = {"var_mean": 2, "max": 2, "min": 2, "sort": 2, "topk": 2, "aminmax": 2, "native_layer_norm": 3}
+
+
+def _target_exists(target: str) -> bool:
+    """Whether `torch.ops.<ns>.<op>.<overload>` resolves in this torch."""
+    if target in ("operator.getitem", "torch.ops.prims.fma.default"):
+        return True
+    parts = target.split(".")
+    if len(parts) != 5 or parts[:2] != ["torch", "ops"]:
+        return False
+    try:
+        import torch
+
+        packet = getattr(getattr(torch.ops, parts[2]), parts[3])
+        getattr(packet, parts[4])
+    except (AttributeError, RuntimeError, ImportError):
+        return False
+    return True
+
+
+@dataclass
+class _Fragment:
+    ops: dict[str, _Op] = field(default_factory=dict)  # defined nodes in order (call_function + inferred getitems)
+    placeholders: dict[str, FxNode] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)  # node name -> why it cannot be rendered
+    returns: tuple[str, ...] = ()
+    warnings: list[str] = field(default_factory=list)
+
+
+def _read_fragment(kernel: Kernel) -> _Fragment:
+    fragment = _Fragment(returns=tuple(kernel.comment.fragment_return))
+    for node in kernel.comment.fragment:
+        if node.op in ("placeholder", "PlaceHolder"):
+            fragment.placeholders.setdefault(node.name, node)
+            continue
+        if node.op != "call_function":
+            fragment.broken[node.name] = f"{node.name} is a {node.op} node"
+            continue
+        target = torch_ops_target(node.target)
+        # A node that cannot be rendered stays in `ops` (its meta still identifies the output that stores it).
+        fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
+        if not _target_exists(target):
+            fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
+            continue
+        try:
+            args = parse_fx_args(node.args)
+            kwargs = parse_fx_kwargs(node.kwargs) if node.kwargs.strip() else {}
+        except FxArgError as exc:
+            fragment.broken[node.name] = f"cannot read the arguments of {node.name}: {exc}"
+            continue
+        fragment.ops[node.name] = _Op(node.name, target, args, kwargs, node.meta)
+    _infer_getitems(fragment)
+    return fragment
+
+
+def _getitem_index(name: str) -> int:
+    return 0 if name == "getitem" else int(name.rsplit("_", 1)[1])
+
+
+def _infer_getitems(fragment: _Fragment) -> None:
+    """Define `getitem_K` names the fragment uses but does not define, when only one assignment is possible.
+
+    A missing getitem is inferred only when the fragment has exactly one tuple-returning node and the indices of
+    that node not yet taken are exactly as many as the missing names; they are then assigned in FX naming order
+    (getitem < getitem_1 < ...), the order in which FX created them.
+    """
+    used = {name for op in fragment.ops.values() for value in (*op.args, *op.kwargs.values()) for name in _refs(value)}
+    missing = sorted(
+        (n for n in used | set(fragment.returns) if re.fullmatch(r"getitem(_\d+)?", n) and n not in fragment.ops),
+        key=_getitem_index,
+    )
+    if not missing:
+        return
+    tuples = [op for op in fragment.ops.values() if op.family in _TUPLE_ARITY and op.meta is None]
+    if len(tuples) != 1:
+        for name in missing:
+            fragment.broken.setdefault(name, f"fragment does not define {name} (no single tuple node it can come from)")
+        return
+    source = tuples[0]
+    taken = {
+        op.args[1].text
+        for op in fragment.ops.values()
+        if op.target == "operator.getitem" and op.args and op.args[0] == _Ref(source.name) and isinstance(op.args[1], _Code)
+    }
+    free = [i for i in range(_TUPLE_ARITY[source.family]) if str(i) not in taken]
+    if len(free) != len(missing):
+        for name in missing:
+            fragment.broken.setdefault(name, f"fragment does not define {name}, and {source.name} has {len(free)} "
+                                             f"unused outputs for {len(missing)} missing getitems")
+        return
+    ops = dict(fragment.ops)
+    for name, index in zip(missing, free):
+        placeholder = fragment.placeholders.get(name)
+        ops[name] = _Op(name, "operator.getitem", (_Ref(source.name), _Code(str(index))), {},
+                        placeholder.meta if placeholder else None, inferred=True)
+        fragment.warnings.append(f"inferred {name} = {source.name}[{index}] (the fragment uses it but does not define it)")
+    # Keep definition order valid: inferred getitems go right after their tuple node.
+    ordered: dict[str, _Op] = {}
+    for name, op in fragment.ops.items():
+        ordered[name] = op
+        if name == source.name:
+            for m in missing:
+                ordered[m] = ops[m]
+    fragment.ops = ordered
+
+
+def _family(fragment: _Fragment, name: str) -> str:
+    """The op family that made a node's value, looking through views and conversions."""
+    seen: set[str] = set()
+    while name in fragment.ops and name not in seen:
+        seen.add(name)
+        op = fragment.ops[name]
+        if op.target == "operator.getitem":
+            source = op.args[0]
+            if isinstance(source, _Ref) and source.name in fragment.ops and isinstance(op.args[1], _Code):
+                return f"{fragment.ops[source.name].family}[{op.args[1].text}]"
+            return ""
+        if op.family in SAME_VALUES and op.args and isinstance(op.args[0], _Ref):
+            name = op.args[0].name
+            continue
+        return op.family
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Metas.
+
+
+def _numel(shape: tuple[int | str, ...]) -> int | None:
+    total = 1
+    for size in shape:
+        if not isinstance(size, int):
+            return None
+        total *= size
+    return total
+
+
+def _norm_dtype(dtype: str) -> str:
+    return {"bool": "bool", "b8": "bool"}.get(dtype, dtype)
+
+
+def _same_shape(a: TensorMeta, b: TensorMeta) -> bool:
+    return tuple(str(s) for s in a.shape) == tuple(str(s) for s in b.shape) and _norm_dtype(a.dtype) == _norm_dtype(b.dtype)
+
+
+def _same_numel(a: TensorMeta, b: TensorMeta) -> bool:
+    numel = _numel(a.shape)
+    return numel is not None and numel == _numel(b.shape) and _norm_dtype(a.dtype) == _norm_dtype(b.dtype)
+
+
+def _buffer_meta(graph: Graph, name: str | None) -> TensorMeta | None:
+    buffer = graph.buffers.get(name or "")
+    return buffer.meta if buffer else None
+
+
+def _arg_buffer(expr: str, buffer: str | None) -> str | None:
+    """The tensor a launch argument names: `buf0`, or `arg3_1` in `arg3_1.item()`."""
+    if buffer:
+        return buffer
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
+        node = node.func.value
+    return node.id if isinstance(node, ast.Name) else None
