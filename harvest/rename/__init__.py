@@ -1,0 +1,86 @@
+"""Readable kernels: rewrite Inductor's anonymous names (tmp17, in_ptr2, xnumel, XBLOCK...) without changing what runs.
+
+Pipeline, pure (strings and model objects in, frozen results out, never raises):
+
+    strip_inductor_decorators(source)     drop Inductor's runtime (decorator, driver call, imports); plain triton imports
+    rename_kernel(source, context)        strip, then gather facts with a visitor, plan names, apply with a transformer
+
+The rename is a bijection on names inside the kernel function, checked with libcst scope analysis, plus two
+deletions that cannot change a result: Inductor's dead compatibility aliases (`rnumel = r0_numel`, `rindex = r0_index`
+when nothing reads them) and pure aliases (`x0 = xindex`) merged into the name they copy when every read of the alias
+sees the same value as the original. The scheme is documented in docs/naming.md.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from harvest.model import Graph, Kernel, Launch
+from harvest.rename.apply import _rename
+from harvest.rename.context import RESERVED, RenameContext, RenameResult, _failure
+from harvest.rename.names import _IDENT, _buffer_base, _producers, readable_kernel_name
+from harvest.rename.standalone import _kernel_def, _standalone
+from harvest.syntax import kernel_trees
+
+__all__ = [
+    "RESERVED", "RenameContext", "RenameResult", "build_context", "kernel_names", "readable_kernel_name",
+    "rename_kernel", "strip_inductor_decorators",
+]  # fmt: skip
+
+
+def build_context(kernel: Kernel, launch: Launch | None, graph: Graph | None, kernel_name: str = "") -> RenameContext:
+    """Collect naming hints for `kernel` from its launch (what each pointer binds to) and its graph."""
+    hints: list[tuple[str, str, str]] = []
+    if launch is not None:
+        producers = _producers(graph) if graph is not None else {}
+        inputs = set(graph.inputs) if graph is not None else set()
+        for arg in launch.args:
+            buffer = arg.buffer or (arg.expr if _IDENT.fullmatch(arg.expr) else None)
+            base = _buffer_base(buffer, inputs, producers, graph) if buffer else ""
+            hints.append((arg.param, base, arg.expr))
+    return RenameContext(kernel_name=kernel_name, param_hints=tuple(hints), fragment=kernel.comment.fragment)
+
+
+def kernel_names(graph: Graph) -> dict[str, str]:
+    """Inductor kernel name -> readable name (`layer_norm_fwd_kernel`, `add_kernel_1`), unique within the graph."""
+    names: dict[str, str] = {}
+    taken: dict[str, int] = {}
+    for kernel in graph.kernels:
+        base = readable_kernel_name(kernel.name, kernel.comment.aten_ops, kernel.comment.source_nodes)
+        count = taken.get(base, 0)
+        taken[base] = count + 1
+        names[kernel.name] = base if count == 0 else f"{base}_{count}"
+    return names
+
+
+def _parsed(source: str) -> cst.Module:
+    """The kernel's libcst tree, parsed once for the whole extraction (harvest.syntax.kernel_trees)."""
+    trees = kernel_trees(source)
+    if trees.cst is None:
+        raise trees.cst_error or ValueError("the kernel source does not parse")
+    return trees.cst
+
+
+def strip_inductor_decorators(source: str) -> str:
+    """The kernel as a plain `@triton.jit` function with standard-Triton imports (Inductor's names kept).
+
+    Returns `source` unchanged when it does not parse.
+    """
+    try:
+        return _standalone(_parsed(source)).code
+    except Exception:  # a kernel we cannot read stays as Inductor wrote it; callers compare and warn
+        return source
+
+
+def rename_kernel(source: str, context: RenameContext | None = None) -> RenameResult:
+    """Rename Inductor's anonymous names in one kernel module; never raises, never returns a half-renamed kernel."""
+    context = context or RenameContext()
+    try:
+        stripped = _standalone(_parsed(source))
+    except Exception as exc:
+        return _failure(source, "", f"cannot parse the kernel source: {type(exc).__name__}: {exc}")
+    try:
+        return _rename(stripped, context)
+    except Exception as exc:  # any surprise falls back to Inductor's names, with the reason
+        return _failure(stripped.code, _kernel_def(stripped).name.value if _kernel_def(stripped) else "",
+                        f"rename failed, Inductor names kept: {type(exc).__name__}: {exc}")

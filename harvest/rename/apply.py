@@ -1,0 +1,211 @@
+"""Apply the plan with a transformer, fold pure aliases, and check the result is the same kernel with new names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import FunctionScope, MetadataWrapper, ParentNodeProvider, ScopeProvider
+
+from harvest.model import FxNode
+from harvest.rename.context import RESERVED, RenameContext, RenameResult
+from harvest.rename.gather import _AXIS_NAME, _COORD, _LEFTOVER, _LEGACY, _TMP, _Facts, _Gather, _is_inductor_name
+from harvest.rename.names import readable_kernel_name
+from harvest.rename.plan import _ATEN_OF, _plan, _unique
+from harvest.rename.standalone import _access_name, _kernel_def
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Transform
+
+
+class _Apply(cst.CSTTransformer):
+    """Rename the Name nodes scope analysis tied to the kernel's locals; drop the statements the plan deletes."""
+
+    def __init__(self, nodes: dict[int, str], drop: set[int], kernel: str, new_kernel: str) -> None:
+        self.nodes = nodes  # id(original Name node) -> new name
+        self.drop = drop  # id(original statement line) to delete
+        self.kernel = kernel
+        self.new_kernel = new_kernel
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self.nodes.get(id(original_node))
+        return updated_node.with_changes(value=new) if new else updated_node
+
+    def leave_Param(self, original_node: cst.Param, updated_node: cst.Param) -> cst.Param:
+        new = self.nodes.get(id(original_node))
+        return updated_node.with_changes(name=cst.Name(new)) if new else updated_node
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        return cst.RemoveFromParent() if id(original_node) in self.drop else updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if original_node.name.value == self.kernel:
+            return updated_node.with_changes(name=cst.Name(self.new_kernel))
+        return updated_node
+
+
+def _statement_of(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
+    while not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        node = parents[node]
+    return node
+
+
+def _position(stmt: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> tuple[cst.CSTNode, int]:
+    """(the block holding a statement, its index there)."""
+    block = parents[stmt]
+    return block, list(cst.ensure_type(block, cst.IndentedBlock).body).index(stmt)  # type: ignore[arg-type]
+
+
+def _enclosing(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode], block: cst.CSTNode) -> int | None:
+    """Index of the statement of `block` that contains `node`, or None when `node` is outside `block`."""
+    while node in parents:
+        parent = parents[node]
+        if parent is block:
+            return list(cst.ensure_type(block, cst.IndentedBlock).body).index(node)  # type: ignore[arg-type]
+        node = parent
+    return None
+
+
+def _foldable(alias: str, target: str, scope: FunctionScope, parents: dict[cst.CSTNode, cst.CSTNode]) -> set[int] | None:
+    """Statements `alias = target` to delete when every read of `alias` sees the value `target` has then, else None.
+
+    Holds when every assignment of alias is such a statement S, every read of alias comes after some S in S's own
+    block, and target is assigned in that block only before S (never after it, at any depth).
+    """
+    statements: list[cst.CSTNode] = []
+    for assignment in scope.assignments[alias]:
+        node = assignment.node
+        stmt = _statement_of(node, parents) if isinstance(node, cst.Name) else None
+        if not m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name(alias))],
+                                                                    value=m.Name(target))])):
+            return None
+        statements.append(stmt)  # type: ignore[arg-type]
+    target_nodes = [a.node for a in scope.assignments[target]]
+    if not statements or any(not isinstance(n, (cst.Name, cst.Param)) for n in target_nodes):
+        return None
+    regions: list[tuple[cst.CSTNode, int]] = []
+    for stmt in statements:
+        block, i = _position(stmt, parents)
+        for node in target_nodes:
+            j = _enclosing(node, parents, block)
+            if j is not None and j >= i:
+                return None
+        regions.append((block, i))
+    for access in scope.accesses[alias]:
+        if not any((j := _enclosing(access.node, parents, block)) is not None and j > i for block, i in regions):
+            return None
+    return {id(s) for s in statements}
+
+
+def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
+    kernel = _kernel_def(module)
+    assert kernel is not None  # _standalone checked
+    old_kernel = kernel.name.value
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    scope = scopes[kernel.body.body[0]] if kernel.body.body else None
+    if not isinstance(scope, FunctionScope):
+        raise ValueError("the kernel has no function scope")
+    facts = _Facts(params=[p.name.value for p in kernel.params.params])
+    kernel.visit(_Gather(facts))
+    if kernel.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or kernel.params.kwonly_params:
+        raise ValueError("the kernel takes *args or keyword-only parameters")
+
+    # Deletions first: names they remove need no new name.
+    drop: set[int] = set()
+    merged: dict[str, str] = {}  # alias -> the name it copies
+    for name in facts.order:
+        values = facts.defs[name]
+        if name in _LEGACY and not scope.accesses[name] and all(isinstance(v, (cst.Name, cst.Integer)) for v in values):
+            drop |= {id(_statement_of(a.node, parents)) for a in scope.assignments[name]}
+        elif _COORD.match(name) and all(isinstance(v, cst.Name) for v in values) \
+                and len({cst.ensure_type(v, cst.Name).value for v in values}) == 1:
+            target = cst.ensure_type(values[0], cst.Name).value
+            statements = _foldable(name, target, scope, parents)
+            if statements is not None and _is_inductor_name(target):
+                drop |= statements
+                merged[name] = target
+    # r0_offset = 0 in persistent reductions is only read by the dead `roffset` alias
+    for name in facts.order:
+        if _AXIS_NAME.match(name) and name not in facts.params \
+                and all(isinstance(v, cst.Integer) for v in facts.defs[name]):
+            readers = [a.node for a in scope.accesses[name]]
+            if readers and all(id(_statement_of(r, parents)) in drop for r in readers):
+                drop |= {id(_statement_of(a.node, parents)) for a in scope.assignments[name]}
+    gone = {n for n in facts.order if n not in facts.params
+            and all(id(_statement_of(a.node, parents)) in drop for a in scope.assignments[n])}
+    live = [n for n in facts.order if n not in gone]
+    base, trace = _plan(facts, context)
+    order = list(dict.fromkeys(facts.params + live))
+    kept = {n for n in set(facts.params) | set(facts.order) if n not in base}
+    kept |= {_access_name(a) for s in set(scopes.values()) if s is not None for a in s.accesses}
+    kept -= set(base)
+    final = _unique(base, order, kept | {old_kernel})
+    for alias, target in merged.items():
+        final[alias] = final.get(target, target)
+    new_kernel = context.kernel_name or readable_kernel_name(old_kernel)
+    if new_kernel in set(final.values()) | kept or new_kernel in RESERVED:
+        new_kernel = f"{new_kernel}_fn"
+
+    nodes: dict[int, str] = {}
+    for name, new in final.items():
+        if new == name or name not in scope.assignments and name not in scope.accesses:
+            continue
+        for assignment in scope.assignments[name]:
+            nodes[id(assignment.node)] = new
+        for access in scope.accesses[name]:
+            nodes[id(access.node)] = new
+    # Nested scopes (comprehensions, lambdas) that read a kernel local see it through their own scope object.
+    for inner in set(scopes.values()):
+        if inner is None or inner is scope or getattr(inner, "parent", None) is not scope:
+            continue
+        for access in inner.accesses:
+            name = _access_name(access)
+            if name in final and not inner.assignments[name]:
+                nodes[id(access.node)] = final[name]
+    renamed = wrapper.module.visit(_Apply(nodes, drop, old_kernel, new_kernel))
+    code = renamed.code
+
+    warnings: list[str] = []
+    compile(code, f"<{new_kernel}>", "exec")  # raises -> caller falls back to Inductor's names
+    new_def = _kernel_def(cst.parse_module(code))
+    new_params = [p.name.value for p in new_def.params.params] if new_def else []
+    if len(new_params) != len(facts.params):
+        raise ValueError("the parameter list changed length")
+    params = tuple(zip(facts.params, new_params))
+    if len(set(new_params)) != len(new_params):
+        raise ValueError("two parameters got the same name")
+    left = sorted(set(_LEFTOVER.findall(code)))
+    if left:
+        warnings.append(f"Inductor names left in {new_kernel}: {', '.join(left)}")
+    fx = _trace_fx(base, context.fragment)
+    mapping = [(new_kernel, old_kernel, "")]
+    for name in order + list(merged):
+        if name in final and final[name] != name:
+            mapping.append((final[name], name, trace.get(name, "") or fx.get(name, "")))
+    return RenameResult(code=code, kernel_name=new_kernel, mapping=tuple(mapping), params=params, ok=True,
+                        warnings=tuple(warnings))
+
+
+def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode]) -> dict[str, str]:
+    """tmp -> FX node, where the op that computes a tmp matches exactly one node of the fragment and vice versa."""
+    by_target: dict[str, list[str]] = {}
+    for node in fragment:
+        if node.op == "call_function" and node.target.startswith(("aten.", "torch.ops.aten.")):
+            op = node.target.removeprefix("torch.ops.").split(".")[1]
+            by_target.setdefault(op, []).append(node.name)
+    by_word: dict[str, list[str]] = {}
+    for old, word in base.items():
+        if _TMP.match(old) and not old.startswith("_"):
+            by_word.setdefault(word, []).append(old)
+    out: dict[str, str] = {}
+    for word, olds in by_word.items():
+        aten = _ATEN_OF.get(word)
+        nodes = by_target.get(aten, []) if aten else []
+        if len(olds) == 1 and len(nodes) == 1:
+            out[olds[0]] = nodes[0]
+    return out
