@@ -1,0 +1,291 @@
+"""The statements of call() (and of the graph partitions it calls): allocations, views, launches, extern calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
+
+from harvest.model import (
+    Buffer,
+    ExternCall,
+    Kernel,
+    Launch,
+    LaunchArg,
+    TensorMeta,
+)
+from harvest.parse.patterns import (
+    ALLOCATION,
+    ARGS_CLEAR,
+    ARGS_UNPACK,
+    ASSERT_SIZE_STRIDE,
+    ASSERT_SIZE_STRIDE_GROUPED,
+    EXTERN_ROOTS,
+    HOUSEKEEPING_CALL,
+    LAUNCH,
+    PARTITION_ARGS,
+    PARTITION_CALL,
+    REINTERPRET,
+    STREAM,
+)
+from harvest.parse.values import (
+    _code,
+    _device,
+    _dtype,
+    _elements,
+    _is_block_size,
+    _kwargs,
+    _plain,
+    _positional,
+    _sizes,
+    _tensor_name,
+)
+
+
+class _CallReader(cst.CSTVisitor):
+    """Walks call() in order (entering partitions where call invokes them) and records what each statement does."""
+
+    def __init__(
+        self,
+        functions: dict[str, cst.FunctionDef],
+        kernels: dict[str, tuple[Kernel, tuple[str, ...]]],
+        examples: dict[str, TensorMeta],
+        example_scalars: dict[str, int | float],
+        placeholders: dict[str, TensorMeta],
+    ) -> None:
+        super().__init__()
+        self.functions = functions
+        self.kernels = kernels  # name -> (Kernel, the parameters a launch binds positionally)
+        self.examples = examples
+        self.example_scalars = example_scalars
+        self.placeholders = placeholders
+        self.inputs: list[str] = []
+        self.outputs: list[str] = []
+        self.launches: list[Launch] = []
+        self.externs: list[ExternCall] = []
+        self.symbols: list[str] = []
+        self.unparsed: list[str] = []
+        self.buffers: dict[str, Buffer] = {}
+        self.tensors: set[str] = set()  # every name known to hold a tensor, with or without a Buffer
+        self.scalar_inputs: set[str] = set()
+        self.symbol_sources: dict[str, str] = {}  # s77 -> arg0_1
+        self.function = ""
+        self.top = False
+
+    def read(self, qualname: str, top: bool = False) -> None:
+        outer = (self.function, self.top)
+        self.function, self.top = qualname, top
+        self.functions[qualname].body.visit(self)
+        self.function, self.top = outer
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseCompoundStatement) and not isinstance(node, cst.With):
+            self.unparsed.append(_code(node).strip())
+            return False
+        return super().on_visit(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        for statement in node.body:
+            if not self._read_statement(statement):
+                self.unparsed.append(_code(statement).strip().rstrip(";"))
+        return False
+
+    # -- one small statement: True when understood --
+
+    def _read_statement(self, statement: cst.BaseSmallStatement) -> bool:
+        if isinstance(statement, (cst.Del, cst.Pass)) or m.matches(statement, PARTITION_ARGS):
+            return True
+        if isinstance(statement, cst.Return):
+            if self.top:
+                self.outputs = [_tensor_name(e) or _code(e) for e in _elements(statement.value)]
+            return True
+        if m.matches(statement, ARGS_UNPACK):
+            if self.top:
+                self._add_inputs(cst.ensure_type(statement, cst.Assign).targets[0].target)
+            return True
+        if m.matches(statement, m.Expr(m.Call())):
+            return self._read_call(cst.ensure_type(cst.ensure_type(statement, cst.Expr).value, cst.Call), None)
+        if m.matches(statement, m.Assign(targets=[m.AssignTarget(m.Name())])):
+            assign = cst.ensure_type(statement, cst.Assign)
+            return self._read_assign(cst.ensure_type(assign.targets[0].target, cst.Name).value, assign.value)
+        if m.matches(statement, m.Assign(targets=[m.AssignTarget(m.Tuple() | m.List())], value=PARTITION_CALL)):
+            assign = cst.ensure_type(statement, cst.Assign)
+            self.tensors.update(_code(e) for e in _elements(assign.targets[0].target))
+            return self._read_partition(cst.ensure_type(assign.value, cst.Call))
+        return False
+
+    def _read_call(self, call: cst.Call, target: str | None) -> bool:
+        if m.matches(call, ARGS_CLEAR | HOUSEKEEPING_CALL | STREAM):
+            return True
+        if m.matches(call, ASSERT_SIZE_STRIDE | ASSERT_SIZE_STRIDE_GROUPED):
+            return True  # read up front by _add_inputs
+        if m.matches(call, PARTITION_CALL):
+            return self._read_partition(call)
+        if m.matches(call, LAUNCH) and target is None:
+            kernel = cst.ensure_type(cst.ensure_type(call.func, cst.Attribute).value, cst.Name).value
+            if kernel in self.kernels:
+                self._add_launch(kernel, call)
+                return True
+        op = get_full_name_for_node(call.func) or ""
+        if any(op == root or op.startswith(root + ".") for root in EXTERN_ROOTS):
+            out = _kwargs(call).get("out")
+            out_name = target or (_tensor_name(out) or _code(out) if out is not None else None)
+            args = tuple(_code(arg) for arg in _positional(call))
+            self.externs.append(ExternCall(op, args, out_name, self._next_order(), self.function))
+            if target is not None:
+                self.tensors.add(target)
+            return True
+        return False
+
+    def _read_assign(self, target: str, value: cst.BaseExpression) -> bool:
+        if m.matches(value, ALLOCATION):
+            self._add_allocation(target, cst.ensure_type(value, cst.Call))
+            return True
+        if m.matches(value, REINTERPRET):
+            positional = _positional(cst.ensure_type(value, cst.Call))
+            self._add_view(target, cst.ensure_type(positional[0], cst.Name).value, positional[1:])
+            return True
+        source = value.value if isinstance(value, cst.Name) else None
+        if source in self.buffers:
+            self._add_alias(target, self.buffers[source])
+            return True
+        item_of_tensor = m.Subscript(value=m.Name(m.MatchIfTrue(self.tensors.__contains__)))
+        if source in self.tensors or m.matches(value, item_of_tensor):
+            self.tensors.add(target)  # a tensor without known meta, or an item of a fallback op's tuple result
+            return True
+        if self._is_symbolic(value):
+            self.symbols.append(target)
+            if source is not None:
+                self.symbol_sources[target] = source
+            return True
+        if m.matches(value, m.Call()):
+            return self._read_call(cst.ensure_type(value, cst.Call), target)
+        return False
+
+    def _read_partition(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name):
+            wanted = call.func.value
+        else:
+            wanted = "partition_" + _code(cst.ensure_type(call.func, cst.Subscript).slice[0].slice).strip()
+        qualname = next((q for q in self.functions if q == wanted or q.endswith("." + wanted)), None)
+        if qualname is None:
+            return False
+        self.read(qualname)
+        return True
+
+    def _is_symbolic(self, value: cst.BaseExpression) -> bool:
+        """A size expression: ints and names of scalar inputs or symbols only (`s77 = arg0_1`, `ps0 = 64*s0`)."""
+        if m.findall(value, m.Call() | m.Attribute() | m.Subscript()):
+            return False
+        names = [cst.ensure_type(n, cst.Name).value for n in m.findall(value, m.Name())]
+        return bool(names) and all(n in self.scalar_inputs or n in self.symbols for n in names)
+
+    # -- records --
+
+    def _add_inputs(self, target: cst.BaseExpression) -> None:
+        """Graph inputs: meta from assert_size_stride (shape, stride) and get_args() or the fragments (dtype)."""
+        asserted = {}  # torch 2.13 asserts an input just before its first use; partitions may assert too
+        for node in (n for fn in self.functions.values() for n in m.findall(fn, ASSERT_SIZE_STRIDE)):
+            positional = _positional(cst.ensure_type(node, cst.Call))
+            if len(positional) >= 3 and isinstance(positional[0], cst.Name):
+                asserted[positional[0].value] = (_sizes(positional[1]), _sizes(positional[2]))
+        for node in (n for fn in self.functions.values() for n in m.findall(fn, ASSERT_SIZE_STRIDE_GROUPED)):
+            positional = _positional(cst.ensure_type(node, cst.Call))
+            if len(positional) < 3 or not all(isinstance(p, (cst.Tuple, cst.List)) for p in positional[:3]):
+                continue
+            names, shapes, strides = (list(_elements(p)) for p in positional[:3])
+            for name, shape, stride in zip(names, shapes, strides):
+                if isinstance(name, cst.Name):
+                    asserted[name.value] = (_sizes(shape), _sizes(stride))
+        self.inputs = [_code(e) for e in _elements(target)]
+        for index, name in enumerate(self.inputs):
+            example = self.examples.get(name) or self.placeholders.get(name)
+            if name in asserted:
+                shape, stride = asserted[name]
+                meta: TensorMeta | None = replace(example, shape=shape, stride=stride) if example else None
+                meta = meta or TensorMeta(shape, stride, "")
+            else:
+                meta = None if name in self.example_scalars else example
+            if meta is None:
+                self.scalar_inputs.add(name)  # a Python scalar (or a tensor nothing describes)
+            else:
+                self._add_buffer(Buffer(name, meta, "input", input_index=index))
+
+    def _next_order(self) -> int:
+        return len(self.launches) + len(self.externs)
+
+    def _add_launch(self, kernel_name: str, call: cst.Call) -> None:
+        kernel, params = self.kernels[kernel_name]
+        positional = _positional(call)
+        # Inductor passes compile-time constants it marked constexpr in triton_meta (`xnumel = 1`) positionally
+        # too when the def does not annotate them: bind by the def when the count says so.
+        passed = tuple(p for p in kernel.params if p in params or kernel.signature.get(p) == "constexpr"
+                       and not _is_block_size(p))
+        if len(positional) == len(passed) != len(params):
+            params = passed
+        args = []
+        for index, node in enumerate(positional):
+            param = params[index] if index < len(params) else f"<extra {index}>"
+            args.append(self._launch_arg(param, kernel.signature.get(param, ""), node))
+        grid = _kwargs(call).get("grid")
+        order = self._next_order()
+        self.launches.append(Launch(kernel_name, tuple(args), order, self.function, _code(grid) if grid else ""))
+
+    def _launch_arg(self, param: str, param_type: str, node: cst.BaseExpression) -> LaunchArg:
+        expr = _code(node)
+        name = _tensor_name(node)
+        if name is not None and (name in self.tensors or param_type.startswith("*")):
+            return LaunchArg(param, expr, buffer=name)
+        value = _plain(node)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return LaunchArg(param, expr, value=value)
+        return LaunchArg(param, expr)
+
+    def _add_allocation(self, target: str, call: cst.Call) -> None:
+        positional = _positional(call)
+        kwargs = _kwargs(call)
+        suffix = cst.ensure_type(call.func, cst.Name).value.removeprefix("empty_strided").lstrip("_")
+        meta = TensorMeta(
+            shape=_sizes(positional[0]) if positional else (),
+            stride=_sizes(positional[1]) if len(positional) > 1 else (),
+            dtype=_dtype(positional[2] if len(positional) > 2 else kwargs.get("dtype")),
+            device=suffix or _device(kwargs.get("device")),
+        )
+        self._add_buffer(Buffer(target, meta, "empty"))
+
+    def _add_view(self, target: str, base: str, rest: Sequence[cst.BaseExpression]) -> None:
+        source = self.buffers.get(base)
+        offset = _sizes(rest[2]) if len(rest) > 2 else ()
+        meta = TensorMeta(
+            shape=_sizes(rest[0]) if rest else (),
+            stride=_sizes(rest[1]) if len(rest) > 1 else (),
+            dtype=source.meta.dtype if source else "",
+            device=source.meta.device if source else "",
+        )
+        self._add_buffer(Buffer(target, meta, "view", base=base, offset=offset[0] if offset else 0))
+
+    def _add_alias(self, target: str, source: Buffer) -> None:
+        """`buf11 = buf8  # reuse`: the same tensor under a new name (an input's alias is origin "other")."""
+        if source.origin == "input":
+            self._add_buffer(replace(source, name=target, origin="other", base=source.name, input_index=None))
+        elif source.origin == "view":  # already points at its storage's owner
+            self._add_buffer(replace(source, name=target))
+        else:  # keep the link to the buffer it reuses, so data flow follows it
+            self._add_buffer(replace(source, name=target, origin="view", base=source.name, offset=0))
+
+    def _add_buffer(self, buffer: Buffer) -> None:
+        self.buffers[buffer.name] = buffer
+        self.tensors.add(buffer.name)
+
+    def scalar_values(self) -> dict[str, int | float]:
+        values = {name: value for name, value in self.example_scalars.items() if name in self.scalar_inputs}
+        for symbol, source in self.symbol_sources.items():
+            if source in values:
+                values[symbol] = values[source]
+        return values
+
+
+# -- small helpers over nodes ----------------------------------------------------------------------------------------

@@ -1,0 +1,143 @@
+"""Small readers of libcst values: literal Python values, sizes, dtypes, devices, call arguments."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
+
+from harvest.dtypes import FX_DTYPES
+from harvest.model import TensorMeta
+from harvest.parse.patterns import KEYWORD_RECORD, META_RE, REINTERPRET
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def _is_block_size(param: str) -> bool:
+    return re.fullmatch(r"[XYZ]BLOCK|R\d*_?BLOCK", param) is not None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+def _positional(call: cst.Call) -> list[cst.BaseExpression]:
+    return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def _kwargs(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    return {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+
+
+def _elements(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    if node is None:
+        return []
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [element.value for element in node.elements]
+    return [node]
+
+
+def _tensor_name(node: cst.BaseExpression) -> str | None:
+    """`buf0` -> "buf0"; `reinterpret_tensor(buf4, ...)` -> "buf4"; anything else -> None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if m.matches(node, REINTERPRET):
+        return cst.ensure_type(_positional(cst.ensure_type(node, cst.Call))[0], cst.Name).value
+    return None
+
+
+def _sizes(node: cst.BaseExpression) -> tuple[int | str, ...]:
+    """`(8, 256, s0)` -> (8, 256, "s0"); a single expression becomes a 1-tuple."""
+    values = []
+    for element in _elements(node):
+        value = _plain(element)
+        values.append(value if isinstance(value, int) and not isinstance(value, bool) else _code(element).strip())
+    return tuple(values)
+
+
+def _dtype(node: cst.BaseExpression | None) -> str:
+    if node is None:
+        return ""
+    return (get_full_name_for_node(node) or _code(node)).removeprefix("torch.")
+
+
+def _device(node: cst.BaseExpression | None) -> str:
+    """`'cuda:0'` or `device(type='cuda', index=0)` -> "cuda"."""
+    value = _plain(node) if node is not None else ""
+    if isinstance(value, dict):
+        value = value.get("type", "")
+    return str(value).split(":")[0] if value else ""
+
+
+def _plain(node: cst.BaseExpression) -> Any:
+    """A literal as a JSON-able Python value: dicts, lists, str, int, float, bool, None.
+
+    `set()` -> [], `DeviceProperties(...)` / `AttrsDescriptor(...)` -> dict of their kwargs, `X.from_dict(d)` -> d,
+    tuple dict keys -> their repr ("(1,)"); anything else -> its source text.
+    """
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else _code(node)
+    number = m.Integer() | m.Float()
+    if m.matches(node, number | m.UnaryOperation(operator=m.Minus(), expression=number)):
+        return ast.literal_eval(_code(node))
+    if m.matches(node, m.Name("True") | m.Name("False") | m.Name("None")):
+        return {"True": True, "False": False, "None": None}[cst.ensure_type(node, cst.Name).value]
+    if isinstance(node, cst.Dict):
+        return {_key(_plain(e.key)): _plain(e.value) for e in node.elements if isinstance(e, cst.DictElement)}
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [_plain(e.value) for e in node.elements]
+    if m.matches(node, m.Call(func=m.Name("set"), args=[])):
+        return []
+    if m.matches(node, m.Call(func=m.Attribute(attr=m.Name("from_dict")), args=[m.Arg(keyword=None)])):
+        return _plain(cst.ensure_type(node, cst.Call).args[0].value)
+    if m.matches(node, m.Call(func=KEYWORD_RECORD, args=[m.ZeroOrMore(m.Arg(keyword=m.Name()))])):
+        return {key: _plain(value) for key, value in _kwargs(cst.ensure_type(node, cst.Call)).items()}
+    return _code(node).strip()
+
+
+def _key(value: Any) -> Any:
+    return repr(tuple(value)) if isinstance(value, list) else value
+
+
+def parse_tensor_meta(text: str) -> TensorMeta:
+    """`"f32[8, 256, 1][256, 1, 2048]cuda:0"` -> TensorMeta; symbolic sizes (`s0`, `2*s0`) stay strings."""
+    match = META_RE.match(text.strip())
+    if match is None:
+        raise ValueError(f"not a tensor meta string: {text!r}")
+    dtype = match["dtype"]
+    return TensorMeta(
+        shape=_split_sizes(match["shape"]),
+        stride=_split_sizes(match["stride"]),
+        dtype=FX_DTYPES.get(dtype, dtype),
+        device=match["device"].split(":")[0],
+    )
+
+
+# -- module level ----------------------------------------------------------------------------------------------------
+
+
+def _split_list(text: str) -> tuple[str, ...]:
+    text = text.strip()
+    return tuple(part.strip() for part in text.split(",")) if text else ()
+
+
+def _split_sizes(text: str) -> tuple[int | str, ...]:
+    """Split `8, 256, Max(1, s0)` at top-level commas; ints become int."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += (char in "([") - (char in ")]")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return tuple(int(p) if p.strip().lstrip("-").isdigit() else p.strip() for p in parts if p.strip())
+
+
+# -- call() ----------------------------------------------------------------------------------------------------------
