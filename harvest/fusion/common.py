@@ -1,0 +1,53 @@
+"""What the fusion stages share: the provenance artifact names, "unknown", the reduction calls, and the ops a kernel
+name spells."""
+
+from __future__ import annotations
+
+import re
+
+NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
+STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
+UNKNOWN = "unknown"
+
+# Calls that reduce (or scan) along an axis. `triton_helpers.maximum` / `minimum` are elementwise and not listed.
+REDUCTION_CALLS = frozenset(
+    {
+        "tl.sum",
+        "tl.max",
+        "tl.min",
+        "tl.argmax",
+        "tl.argmin",
+        "tl.reduce",
+        "tl.xor_sum",
+        "tl.cumsum",
+        "tl.cumprod",
+        "tl.associative_scan",
+        "triton_helpers.max2",
+        "triton_helpers.min2",
+        "triton_helpers.prod",
+        "triton_helpers.any",
+        "triton_helpers.welford",
+        "triton_helpers.max_with_index",
+        "triton_helpers.min_with_index",
+        "triton_helpers.online_softmax_reduce",
+    }
+)
+
+# ----------------------------------------------------------------------------------------------- names
+
+
+def _name_ops(kernel_name: str) -> tuple[str, ...]:
+    """Ops encoded in an Inductor kernel name (last resort): `triton_poi_fused_add_pow_0` -> (add, pow)."""
+    match = re.match(r"triton_[a-z]+_fused_(.*?)(?:_\d+)?$", kernel_name)
+    if not match:
+        return ()
+    # Underscore-led ops (_softmax) leave an empty part before them; glue them back.
+    ops: list[str] = []
+    pending_underscore = False
+    for part in match.group(1).split("_"):
+        if part == "":
+            pending_underscore = True
+            continue
+        ops.append(("_" if pending_underscore else "") + part)
+        pending_underscore = False
+    return tuple(ops)
