@@ -36,7 +36,7 @@ from harvest.errors import (
     TimeoutError_,
     UsageError,
 )
-from harvest.fusion import graph_fusion
+from harvest.fusion import KernelFusion, graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
 from harvest.parse import parse_output_code
 from harvest.reference import build_reference, kernel_outputs
@@ -299,7 +299,7 @@ def extract_graph(
     fusion = graph_fusion(graph, captured.provenance)
     kernel_fusions = {kf.kernel: kf for kf in fusion.kernel_fusions}  # computed once, for the graph and each kernel
     kernels = []
-    jobs: list[tuple[Kernel, Launch, dict, str]] = []
+    jobs: list[tuple[Kernel, Launch, dict, str, KernelFusion]] = []
     for kernel in graph.kernels:
         launches = graph.launches_of(kernel.name)
         entry = {
@@ -318,11 +318,11 @@ def extract_graph(
         if kernel.standalone_reason is None and not launches:
             entry["standalone_reason"] = "never launched in call(): no shapes to build inputs from"
         if entry["standalone_reason"] is None:
-            jobs.append((kernel, launches[0], entry, f"{graph.name}/{entry['display_name']}.py"))
+            jobs.append((kernel, launches[0], entry, f"{graph.name}/{entry['display_name']}.py", kernel_fusions[kernel.name]))
         kernels.append(entry)
     rendered = render_all(captured, capture, graph, names, jobs)
     standalone = 0
-    for (_, _, entry, path), (source, reason) in zip(jobs, rendered):
+    for (_, _, entry, path, _), (source, reason) in zip(jobs, rendered):
         if source is None:
             entry["standalone_reason"] = reason
         else:
@@ -359,7 +359,7 @@ _RENDER_CONTEXT: tuple | None = None
 
 
 def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: str,
-               jobs: list[tuple[Kernel, Launch, dict, str]]) -> list[tuple[str | None, str | None]]:
+               jobs: list[tuple[Kernel, Launch, dict, str, KernelFusion]]) -> list[tuple[str | None, str | None]]:
     """Render every kernel module of a graph: (source, None) or (None, why not), in job order.
 
     Renaming with libcst is the slow part of an extraction (~0.2-0.5 s a kernel), and kernels are independent: on a
@@ -386,9 +386,9 @@ def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: s
 def _render_job(index: int) -> tuple[str | None, str | None]:
     assert _RENDER_CONTEXT is not None
     captured, capture, graph, names, jobs = _RENDER_CONTEXT
-    kernel, launch, entry, path = jobs[index]
+    kernel, launch, entry, path, fusion = jobs[index]
     try:
-        return build_module(captured, capture, graph, kernel, launch, entry, names, path), None
+        return build_module(captured, capture, graph, kernel, launch, entry, names, path, fusion), None
     except (RenderError, SyntaxError) as exc:
         return None, f"could not render: {exc}"
     except Exception as exc:  # a bug on one odd kernel must not cost the user every other kernel
@@ -396,7 +396,8 @@ def _render_job(index: int) -> tuple[str | None, str | None]:
 
 
 def build_module(
-    captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, entry: dict, names: str, path: str
+    captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, entry: dict, names: str, path: str,
+    fusion: KernelFusion,
 ) -> str:
     """Rename (or not), build the reference, render: one kernel's standalone module source."""
     if names == "readable":
@@ -412,8 +413,6 @@ def build_module(
         written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
         extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
         outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
-    fusion = entry["fusion"]
-    lines = fusion["source_lines"] if isinstance(fusion["source_lines"], list) else []
     context = ModuleContext(
         target=capture.target,
         graph_name=graph.name,
@@ -428,7 +427,7 @@ def build_module(
         triton_version=capture.triton_version,
         device=capture.device,
         command=" ".join(["harvest", "extract", capture.target, *capture.command]),
-        source_lines=tuple(f"{s['file']}:{s['line']} in {s['function']}: {s['code']}" for s in lines),
+        source_lines=tuple(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in fusion.source_lines),
         aten_ops=tuple(kernel.comment.aten_ops),
         notes=tuple(reference.warnings),
         recorded=recorded,
