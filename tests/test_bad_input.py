@@ -71,7 +71,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("disk-full-during-run", "the launch record cannot be written while the target runs (file size limit)", "ok", "the target runs on; the manifest says the kernel's data was not saved and why", "test_write_error_while_the_target_runs"),
     ("sigint-run", "Ctrl-C (SIGINT) while the target runs", "Interrupted", "interrupted (Ctrl-C) while the target ran: the target was stopped; 1 graph(s) captured before that were extracted", "test_sigint_during_the_target_run"),
     ("sigint-render", "Ctrl-C (SIGINT) while modules are rendered", "Interrupted", "interrupted (Ctrl-C) while writing the extraction; the capture is kept in out/raw", "test_sigint_during_rendering"),
-    ("forks-and-spawns", "the target forks and spawns processes that compile", "ok", "the target's own graphs are extracted; a progress line says a forked process's graph was not captured", "test_target_that_forks_and_spawns_compiling_processes"),
+    ("forks-and-spawns", "the target forks and spawns processes that compile", "ok", "the target's own graphs are extracted; progress lines say a forked process's graph, and the graphs of processes it spawned, were not captured", "test_target_that_forks_and_spawns_compiling_processes"),
     ("megabytes-of-output", "the target prints megabytes to stdout and stderr", "ok", "extracted; the output passes through whole", "test_target_that_prints_megabytes"),
     ("changes-cwd", "the target changes its working directory", "ok", "extracted, launch records included (harvest's paths are absolute)", "test_target_that_changes_cwd"),
     ("changes-argv", "the target rewrites sys.argv", "ok", "extracted; the manifest keeps the command as given", "test_target_that_changes_argv"),
@@ -371,6 +371,8 @@ def test_target_that_forks_and_spawns_compiling_processes(tmp_path):
     expect("forks-and-spawns", proc)
     assert "spawned" in proc.stdout and "forked" in proc.stdout and "compiled" in proc.stdout
     assert "a process the target forked" in proc.stderr and "not captured" in proc.stderr
+    # the spawned interpreter and the forked child each compiled one graph into the run's cache: both are counted
+    assert "2 graph(s) compiled by a process the target started (spawned or forked) were not captured" in proc.stderr
     manifest = json.loads((tmp_path / "out/manifest.json").read_text())
     assert [g["name"] for g in manifest["graphs"]] == ["g0_inference"]  # the target's own graph, once
     ((kernel,),) = [g["kernels"] for g in manifest["graphs"]]

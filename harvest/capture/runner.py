@@ -138,6 +138,10 @@ def run_target(
         seconds = time.monotonic() - started
 
         events = read_events(capture_dir / "events.jsonl")
+        foreign = uncaptured_graphs(Path(cache_dir), capture_dir)
+        if foreign:
+            on_progress(f"{foreign} graph(s) compiled by a process the target started (spawned or forked) were not captured: "
+                        "harvest hooks the target's own process; run that script with harvest itself to capture them")
         capture = build_capture(target, args, capture_dir, events, cache_dir)
         exit_event = next((e for e in events if e["event"] == "exit"), None)
         if timed_out or interrupted:
@@ -157,6 +161,18 @@ def run_wrapper_modules(sources: dict[int, str], **options) -> RunOutcome:
         for index, source in sources.items():
             (Path(tmp) / f"graph_{index:03d}.py").write_text(source, encoding="utf-8")
         return run_target(Path(tmp), (), artifact=True, **options)
+
+
+def uncaptured_graphs(cache_dir: Path, capture_dir: Path) -> int:
+    """How many wrapper modules Inductor wrote into this run's cache that the capture does not hold. A process the
+    target spawns inherits the cache directory (the environment) but not harvest's hooks: this is how it shows."""
+    captured = {p.read_text(encoding="utf-8", errors="replace") for p in capture_dir.glob("graph_*.py")}
+    found = 0
+    for path in sorted(cache_dir.rglob("*.py")) if cache_dir.is_dir() else []:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "def call(" in text and "async_compile" in text and text not in captured:
+            found += 1
+    return found
 
 
 def read_events(path: Path) -> list[dict]:
