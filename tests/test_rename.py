@@ -1,17 +1,18 @@
 """harvest.rename: one before/after test per naming rule, safety, and proof on every fixture kernel.
 
 The bitwise proof runs Inductor's kernel and the renamed one under TRITON_INTERPRET=1 on the same inputs and configs
-(scripts/rename_fuzz.py holds the harness, shared with the property test and the long fuzz run).
+(tests/rename_harness.py holds the harness, shared with the property test and the long fuzz run).
 """
 
 from __future__ import annotations
 
 import re
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+import rename_harness
+from conftest import FIXTURES
 
 from harvest.model import Buffer, ExternCall, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code
@@ -23,10 +24,6 @@ from harvest.rename import (
     rename_kernel,
     strip_inductor_decorators,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import rename_fuzz  # noqa: E402
-from conftest import FIXTURES
 
 CPU_GRAPHS = sorted(FIXTURES.glob("torch-2.13.0+cpu_triton-3.9.0/*/graph_*.py"))
 ALL_GRAPHS = sorted(FIXTURES.glob("*/*/graph_*.py"))
@@ -398,7 +395,7 @@ def test_tamper_is_caught(tmp_path: Path) -> None:
     """The bitwise harness must fail when the renamed kernel computes something else."""
     graph = parse_output_code((FIXTURES / "torch-2.13.0+cpu_triton-3.9.0/square_square/graph_000.py").read_text())
     kernel = graph.kernels[0]
-    check = rename_fuzz.compare_kernel(kernel, graph.launches_of(kernel.name)[0], graph, tmp_path,
+    check = rename_harness.compare_kernel(kernel, graph.launches_of(kernel.name)[0], graph, tmp_path,
                                        tamper=lambda code: code.replace("square * square", "square * a"))
     assert not check.ok and "differs" in check.message
 
@@ -441,5 +438,5 @@ def test_round_trip_every_fixture_kernel(graph: Graph, kernel: Kernel) -> None:
 @pytest.mark.parametrize(("graph", "kernel"), [(g, k) for _, g, k in CPU_KERNELS], ids=[i for i, _, _ in CPU_KERNELS])
 def test_renamed_kernel_is_bitwise_identical(graph: Graph, kernel: Kernel, tmp_path: Path) -> None:
     launch = graph.launches_of(kernel.name)[0]
-    check = rename_fuzz.compare_kernel(kernel, launch, graph, tmp_path, kernel_names(graph)[kernel.name])
+    check = rename_harness.compare_kernel(kernel, launch, graph, tmp_path, kernel_names(graph)[kernel.name])
     assert check.ok, check.message

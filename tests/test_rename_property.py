@@ -8,18 +8,15 @@ kernel's outputs are bitwise those of Inductor's, and the compiled program is cl
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import rename_harness
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import rename_fuzz  # noqa: E402
 
 PROGRAMS = 100
 
@@ -35,10 +32,10 @@ def test_renamed_kernels_are_bitwise_identical_on_random_programs(tmp_path: Path
     @given(st.data())
     def check(data: st.DataObject) -> None:
         choose = lambda options: data.draw(st.sampled_from(list(options)))  # noqa: E731
-        program = rename_fuzz.make_program(choose, data.draw(st.integers(1, 4), label="steps"))
+        program = rename_harness.make_program(choose, data.draw(st.integers(1, 4), label="steps"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = rename_fuzz.check_program(program, tmp_path)
+            result = rename_harness.check_program(program, tmp_path)
         figures["programs"] += 1
         figures["kernels"] += len(result.kernels)
         bad = [k for k in result.kernels if not k.ok]
