@@ -40,8 +40,8 @@ from harvest.fusion import KernelFusion, graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
 from harvest.parse import parse_output_code
 from harvest.reference import build_reference, kernel_outputs
-from harvest.rename import build_context, kernel_names, rename_kernel, strip_inductor_decorators
-from harvest.render import KernelCode, ModuleContext, ReferenceCode, RenderError, render_kernel_module
+from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
+from harvest.render import ModuleContext, RenderError, render_kernel_module
 from harvest.report import render_report
 from harvest.writer import (
     WriteReport,
@@ -401,11 +401,10 @@ def build_module(
 ) -> str:
     """Rename (or not), build the reference, render: one kernel's standalone module source."""
     if names == "readable":
-        renamed = rename_kernel(kernel.source, build_context(kernel, launch, graph, entry["display_name"]))
-        code = KernelCode(renamed.code, renamed.kernel_name, renamed.params, renamed.mapping, renamed.warnings)
+        code = rename_kernel(kernel.source, build_context(kernel, launch, graph, entry["display_name"]))
     else:
         plain = strip_inductor_decorators(kernel.source)
-        code = KernelCode(plain, kernel.name, tuple((p, p) for p in kernel.signature))
+        code = RenameResult(plain, kernel.name, mapping=(), params=tuple((p, p) for p in kernel.signature), ok=True)
     reference = build_reference(kernel, launch, graph)
     outputs, write_only = kernel_outputs(kernel)
     recorded = captured.recorded.get(kernel.name)
@@ -421,7 +420,7 @@ def build_module(
         launch=launch,
         graph=graph,
         code=code,
-        reference=ReferenceCode(reference.source, reference.params, reference.unchecked),
+        reference=reference,
         winner=captured.winners.get(kernel.name),
         torch_version=capture.torch_version,
         triton_version=capture.triton_version,

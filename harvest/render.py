@@ -21,6 +21,8 @@ from harvest.dtypes import ITEMSIZE, triton_pointer_dtype
 from harvest.errors import HarvestError
 from harvest.interpret_shim import SHIM_SOURCE
 from harvest.model import AutotuneWinner, Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
+from harvest.reference import Reference
+from harvest.rename import RenameResult
 from harvest.resources import load_template
 from harvest.shapes import evaluate
 from harvest.syntax import kernel_trees
@@ -33,26 +35,6 @@ class RenderError(HarvestError):
 
 
 @dataclass(frozen=True)
-class KernelCode:
-    """The kernel function to embed: renamed (or not), decorator-free, with the imports it needs."""
-
-    code: str
-    kernel_name: str
-    params: tuple[tuple[str, str], ...]  # (Inductor parameter, parameter in this module), in order
-    names: tuple[tuple[str, str, str], ...] = ()  # (new, Inductor, FX node) for the header table
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReferenceCode:
-    """The eager reference: a function `reference(<params>) -> dict[output param, tensor]` (Inductor names)."""
-
-    source: str
-    params: tuple[str, ...]
-    unchecked: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
 class ModuleContext:
     target: str
     graph_name: str
@@ -60,8 +42,8 @@ class ModuleContext:
     kernel: Kernel
     launch: Launch
     graph: Graph
-    code: KernelCode
-    reference: ReferenceCode
+    code: RenameResult  # the kernel to embed: renamed (or, with --names inductor, only stripped)
+    reference: Reference  # the eager reference, in Inductor's parameter names
     winner: AutotuneWinner | None
     torch_version: str
     triton_version: str
@@ -454,7 +436,7 @@ def render_kernel_module(ctx: ModuleContext) -> str:
     reference_tree = cst.parse_module(ctx.reference.source).visit(_RenameReference(rename))
     reference_params = [rename.get(p, p) for p in ctx.reference.params]
     unchecked = {rename.get(p, p): reason for p, reason in ctx.reference.unchecked}
-    names = [f"{new} <- {old}" + (f"  [{node}]" if node else "") for new, old, node in ctx.code.names if new != old]
+    names = [f"{new} <- {old}" + (f"  [{node}]" if node else "") for new, old, node in ctx.code.mapping if new != old]
     notes = list(ctx.notes) + list(ctx.code.warnings)
     notes += [f"{a.param}: {a.note}" for a in arguments if a.note]
     if grid_note:
