@@ -15,10 +15,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import CUDA_FIXTURES
 
 from harvest.api import extract
 
-MODELS = Path(__file__).resolve().parent / "fixtures" / "torch-2.11.0+cu130_triton-3.6.0" / "models"
+MODELS = CUDA_FIXTURES / "models"
 GRAPHS = sorted(MODELS.glob("*/*.py"))
 
 

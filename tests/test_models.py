@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
-from conftest import harvest, kernels, run_check
+from conftest import EXAMPLES, harvest, kernels, run_check
 
-MODEL = Path(__file__).resolve().parent.parent / "examples" / "models" / "graph_break_recompile.py"
+MODEL = EXAMPLES / "models" / "graph_break_recompile.py"
 
 
 @pytest.mark.slow  # ~40 s: 16 graphs captured, 28 modules checked

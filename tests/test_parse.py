@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import CPU_FIXTURES, CUDA_FIXTURES, FIXTURES, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,9 +17,9 @@ from harvest.errors import ParseError
 from harvest.model import Graph, TensorMeta
 from harvest.parse import parse_output_code, parse_tensor_meta
 
-FIXTURES = sorted(Path(__file__).parent.glob("fixtures/*/*/graph_*.py"))
-CUDA = Path(__file__).parent / "fixtures/torch-2.11.0+cu130_triton-3.6.0"
-CPU = Path(__file__).parent / "fixtures/torch-2.13.0+cpu_triton-3.9.0"
+CAPTURES = sorted(FIXTURES.glob("*/*/graph_*.py"))  # every captured wrapper module
+CUDA = CUDA_FIXTURES
+CPU = CPU_FIXTURES
 
 SMALL_FORWARD = [
     "triton_per_fused_native_layer_norm_0",
@@ -104,13 +105,13 @@ def _fixture_id(path: Path) -> str:
 
 
 def test_every_fixture_has_an_expectation() -> None:
-    assert {_key(p) for p in FIXTURES} == set(EXPECTED_KERNELS)
-    assert {p.parent.parent.name for p in FIXTURES} >= {
+    assert {_key(p) for p in CAPTURES} == set(EXPECTED_KERNELS)
+    assert {p.parent.parent.name for p in CAPTURES} >= {
         "torch-2.11.0+cu130_triton-3.6.0", "torch-2.13.0+cpu_triton-3.9.0", "torch-2.14.1+cu130_triton-3.8.0"
     }
 
 
-@pytest.fixture(params=FIXTURES, ids=_fixture_id)
+@pytest.fixture(params=CAPTURES, ids=_fixture_id)
 def fixture(request: pytest.FixtureRequest) -> tuple[Path, Graph]:
     return request.param, _parse(request.param)
 
@@ -764,7 +765,7 @@ def test_truncated_inside_a_kernel_string() -> None:
 
 
 def test_python_without_call() -> None:
-    source = (Path(__file__).parent.parent / "harvest/errors.py").read_text()
+    source = (ROOT / "harvest/errors.py").read_text()
     assert _parse_error(source).startswith("no call() function found: is this an Inductor output_code.py?")
     assert _parse_error("").startswith("no call() function found")
 
@@ -797,7 +798,7 @@ def test_parse_tensor_meta_round_trip(dtype: str, shape: list, stride: list, dev
 
 def test_grouped_input_asserts_of_torch_2_14() -> None:
     """torch 2.14 asserts several inputs in one assert_size_stride_grouped call; each input still gets its layout."""
-    source = (Path(__file__).parent / "fixtures/torch-2.14.1+cu130_triton-3.8.0/small_model/graph_000.py").read_text()
+    source = (FIXTURES / "torch-2.14.1+cu130_triton-3.8.0/small_model/graph_000.py").read_text()
     assert "assert_size_stride_grouped(" in source
     graph = parse_output_code(source, name="g0_forward", role="forward")
     assert graph.buffers["primals_3"].meta == TensorMeta((2, 16, 32), (512, 32, 1), "float32", "cpu")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import harvest, kernels, run_check
+from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check
 
 from harvest.capture.recorded import launch_from_json, launch_to_json
 
-TARGET = Path(__file__).resolve().parent / "targets" / "kernel_kinds.py"
+TARGET = ROOT / "tests" / "targets" / "kernel_kinds.py"
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_an_artifact_is_only_read_unless_asked_to_run(kinds, tmp_path):
 
 
 def test_run_artifact_of_cuda_code_without_a_gpu_is_one_clear_line(tmp_path):
-    cuda = Path(__file__).resolve().parent / "fixtures" / "torch-2.11.0+cu130_triton-3.6.0" / "square_square" / "graph_000.py"
+    cuda = CUDA_FIXTURES / "square_square" / "graph_000.py"
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     proc = harvest("extract", str(cuda), "-o", "out", "--run-artifact", cwd=tmp_path)
