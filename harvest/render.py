@@ -491,6 +491,7 @@ def render_kernel_module(ctx: ModuleContext) -> str:
         reference_code=reference_tree.code.strip(),
         reference_params=repr(reference_params),
         unchecked=pprint.pformat(unchecked, sort_dicts=True, width=100),
+        split_outputs=bool(ctx.reference.split_outputs),
     )
     compile(source, ctx.module_path, "exec")
     return source

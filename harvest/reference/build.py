@@ -38,6 +38,7 @@ class Reference:
     checked: tuple[str, ...]  # output parameters whose expected value it returns
     unchecked: tuple[tuple[str, str], ...]  # (output parameter, reason)
     warnings: tuple[str, ...] = ()
+    split_outputs: tuple[str, ...] = ()  # outputs that hold a split reduction's partials (check() combines them)
 
 def _identifier(name: str, taken: set[str]) -> str:
     if keyword.iskeyword(name) or name in taken or name in {"torch", "operator", "device"}:
@@ -147,6 +148,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
 
     warnings = list(fragment.warnings) + binding.warnings
     results: list[str] = []
+    split_outputs: list[str] = []
     for param in list(checked):
         name = binding.outputs[param]
         arg = by_param[param]
@@ -162,6 +164,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({split.terms} values per element).")
             results.append(f'"{param}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
                            f'"terms": {split.terms}, "expected": {expr}}}')
+            split_outputs.append(param)
             continue
         if meta is not None and node_meta is not None:
             if tuple(map(str, node_meta.shape)) != tuple(map(str, meta.shape)):
@@ -177,7 +180,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     compile(source, f"<reference of {kernel.name}>", "exec")
     ordered_unchecked = tuple((p, unchecked[p]) for p in kernel.params if p in unchecked)
     return Reference(source, tuple(params), tuple(p for p in kernel.params if p in checked), ordered_unchecked,
-                     tuple(warnings))
+                     tuple(warnings), tuple(split_outputs))
 
 
 def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:

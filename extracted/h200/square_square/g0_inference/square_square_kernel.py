@@ -176,28 +176,10 @@ TOLERANCES = {
 EXACT = dict(rtol=0, atol=0)
 
 
-def reduce_partials(partials, split):
-    """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima)."""
-    combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
-    return combine(partials.cpu(), dim=split["dims"])
-
-
 def compare(name, actual, expected, oracle, tolerance=None):
-    """True when actual matches expected (exactly, or within the dtype's tolerance); prints the first mismatches.
-
-    `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
-    kernel's partials are combined over the split dims, then compared with the whole reduction.
-    """
+    """True when actual matches expected (exactly, or within the dtype's tolerance); prints the first mismatches."""
     tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
     what = ""
-    if isinstance(expected, dict):
-        split = expected
-        actual, expected = reduce_partials(actual, split), split["expected"]
-        what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
-        if split["reduce"] == "sum" and actual.dtype.is_floating_point:
-            # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
-            tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
-            what += f", atol scaled by sqrt({split['terms']})"
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
         print(f"  {name}: {oracle}: shape {tuple(actual.shape)} but it gives {tuple(expected.shape)}")
