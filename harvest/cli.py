@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from harvest import __version__
-from harvest.errors import EXIT_CODES, HarvestError, Interrupted
+from harvest.errors import EXIT_CODES, HarvestError, Interrupted, UsageError
 
 EPILOG_EXTRACT = """\
 examples:
@@ -367,6 +367,14 @@ def run_twin(options: argparse.Namespace) -> int:
     return 1 if any(o.status == "compile error" for o in run.outcomes) else 0
 
 
+def refuse_empty_paths(options: argparse.Namespace) -> None:
+    """An empty path argument (an unset shell variable, say) would mean the current directory: refuse it."""
+    for name in ("target", "out", "directory", "path", "old", "new"):
+        value = getattr(options, name, None)
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(f"{name.upper()} is an empty string: give a file or a directory")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     own, script_args = split_script_args(argv)
@@ -376,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        refuse_empty_paths(options)
         if options.command == "extract":
             return run_extract(options, script_args)
         if options.command == "twin":

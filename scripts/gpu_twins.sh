@@ -39,8 +39,12 @@ for r in rows:
     print(f"triton {r['kernel']}  {k:.4f} ms ({k20:.4f}..{k80:.4f})  {gb / k * 1e3:.0f} GB/s = {copy[0] / k * 100:.1f}% of copy")
 PY
 # --run-artifact on CUDA: run a captured output_code.py under the recorder, then check its modules
-art=$(ls /tmp/x/small_model/raw/*/output_code.py | head -1)
-python3 -m harvest extract "$art" --run-artifact --device cuda -o /tmp/ra -q > "$OUT/logs/run_artifact.log" 2>&1; echo "run-artifact rc=$?"
-for m in /tmp/ra/*/*.py; do python3 "$m" --check > /dev/null 2>&1 && echo "ok $m" || echo "FAIL $m"; done | sort | uniq -c | awk '{print $2}' | sort | uniq -c
-grep -h "launch record" "$OUT/logs/run_artifact.log"
+art=$(ls /tmp/x/small_model/raw/*/output_code.py 2>/dev/null | head -1)
+if [ -n "$art" ]; then
+  python3 -m harvest extract "$art" --run-artifact --device cuda -o /tmp/ra -q > "$OUT/logs/run_artifact.log" 2>&1; echo "run-artifact rc=$?"
+  for m in /tmp/ra/*/*.py; do python3 "$m" --check > /dev/null 2>&1 && echo "ok $m" || echo "FAIL $m"; done | sort | uniq -c | awk '{print $2}' | sort | uniq -c
+  grep -h "launch record" "$OUT/logs/run_artifact.log"
+else
+  echo "run-artifact skipped: small_model is not among the targets"
+fi
 echo "all done at $(( $(date +%s) - start )) s"

@@ -94,6 +94,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("ptx-bad-arch", "harvest ptx --arch that is no GPU architecture", "UsageError", "--arch 'sm_banana' is not a GPU architecture", "test_ptx_of_an_unknown_arch"),
     ("record-cap-not-positive", "--record-cap 0", "UsageError", "--record-cap and --record-total-cap must be positive", "test_record_cap_must_be_positive"),
     ("missing-path", "twin / ptx / bench / report on a path that does not exist", "UsageError", "nope", "test_new_commands_on_a_missing_path"),
+    ("empty-path", "an empty string as the target, -o or a command's path (an unset shell variable)", "UsageError", "TARGET is an empty string: give a file or a directory", "test_empty_path_arguments"),
     ("twin-missing-path", "harvest twin on a path that does not exist", "UsageError", "not found: nope; give an extraction directory, one of its graph directories or a kernel module", "test_twin_on_a_missing_path"),
 ]
 CASE = {case[0]: case for case in CASES}
@@ -167,6 +168,15 @@ def test_empty_target(tmp_path):
     (tmp_path / "empty.py").write_text("")
     expect("empty-target", harvest("extract", "empty.py", "-q", cwd=tmp_path))
     assert not (tmp_path / "extracted/empty/raw").exists()  # refused before a run
+
+
+def test_empty_path_arguments(tmp_path):
+    """"" would be the current directory: harvest must not read (or walk) it as an artifact."""
+    expect("empty-path", harvest("extract", "", "-q", cwd=tmp_path))
+    for args in (("extract", "x.py", "-o", " "), ("report", ""), ("twin", ""), ("ptx", ""), ("bench", ""), ("diff", "a", "")):
+        proc = harvest(*args, cwd=tmp_path)
+        assert proc.returncode == EXIT_CODES["UsageError"] and "is an empty string" in proc.stderr, (args, proc.stderr)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_directory_that_is_neither_debug_dir_nor_extraction(tmp_path):
