@@ -5,7 +5,7 @@ Pipeline, pure (strings and model objects in, frozen results out, never raises):
     strip_inductor_decorators(source)     drop Inductor's runtime (decorator, driver call, imports); plain triton imports
     rename_kernel(source, context)        strip, then gather facts with a visitor, plan names, apply with a transformer
 
-The rename is a bijection on names inside the kernel function, checked with libcst scope analysis, plus two
+The rename is a bijection on names inside the kernel function (scope.py says which Name nodes are the kernel's own), plus two
 deletions that cannot change a result: Inductor's dead compatibility aliases (`rnumel = r0_numel`, `rindex = r0_index`
 when nothing reads them) and pure aliases (`x0 = xindex`) merged into the name they copy when every read of the alias
 sees the same value as the original. The scheme is documented in docs/naming.md.

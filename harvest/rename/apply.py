@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import FunctionScope, MetadataWrapper, ParentNodeProvider, ScopeProvider
 
 from harvest.model import FxNode
 from harvest.rename.context import RESERVED, RenameContext, RenameResult
 from harvest.rename.gather import _AXIS_NAME, _COORD, _LEFTOVER, _LEGACY, _TMP, _Facts, _Gather, _is_inductor_name
 from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import _ATEN_OF, _plan, _unique
-from harvest.rename.standalone import _access_name, _kernel_def
+from harvest.rename.scope import KernelScope, kernel_scope
+from harvest.rename.standalone import _kernel_def
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Transform
@@ -69,21 +70,21 @@ def _enclosing(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode], block
     return None
 
 
-def _foldable(alias: str, target: str, scope: FunctionScope, parents: dict[cst.CSTNode, cst.CSTNode]) -> set[int] | None:
+def _foldable(alias: str, target: str, scope: KernelScope) -> set[int] | None:
     """Statements `alias = target` to delete when every read of `alias` sees the value `target` has then, else None.
 
     Holds when every assignment of alias is such a statement S, every read of alias comes after some S in S's own
     block, and target is assigned in that block only before S (never after it, at any depth).
     """
+    parents = scope.parents
     statements: list[cst.CSTNode] = []
-    for assignment in scope.assignments[alias]:
-        node = assignment.node
+    for node in scope.assignments.get(alias, []):
         stmt = _statement_of(node, parents) if isinstance(node, cst.Name) else None
         if not m.matches(stmt, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name(alias))],
                                                                     value=m.Name(target))])):
             return None
         statements.append(stmt)  # type: ignore[arg-type]
-    target_nodes = [a.node for a in scope.assignments[target]]
+    target_nodes = scope.assignments.get(target, [])
     if not statements or any(not isinstance(n, (cst.Name, cst.Param)) for n in target_nodes):
         return None
     regions: list[tuple[cst.CSTNode, int]] = []
@@ -94,8 +95,8 @@ def _foldable(alias: str, target: str, scope: FunctionScope, parents: dict[cst.C
             if j is not None and j >= i:
                 return None
         regions.append((block, i))
-    for access in scope.accesses[alias]:
-        if not any((j := _enclosing(access.node, parents, block)) is not None and j > i for block, i in regions):
+    for access in scope.accesses.get(alias, []) + scope.inner_accesses.get(alias, []):
+        if not any((j := _enclosing(access, parents, block)) is not None and j > i for block, i in regions):
             return None
     return {id(s) for s in statements}
 
@@ -104,12 +105,9 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     kernel = _kernel_def(module)
     assert kernel is not None  # _standalone checked
     old_kernel = kernel.name.value
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    scope = scopes[kernel.body.body[0]] if kernel.body.body else None
-    if not isinstance(scope, FunctionScope):
-        raise ValueError("the kernel has no function scope")
+    scope = kernel_scope(module, kernel)
+    parents = scope.parents
+    assignments = lambda name: scope.assignments.get(name, [])  # noqa: E731
     facts = _Facts(params=[p.name.value for p in kernel.params.params])
     kernel.visit(_Gather(facts))
     if kernel.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or kernel.params.kwonly_params:
@@ -120,12 +118,13 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     merged: dict[str, str] = {}  # alias -> the name it copies
     for name in facts.order:
         values = facts.defs[name]
-        if name in _LEGACY and not scope.accesses[name] and all(isinstance(v, (cst.Name, cst.Integer)) for v in values):
-            drop |= {id(_statement_of(a.node, parents)) for a in scope.assignments[name]}
+        if name in _LEGACY and not scope.accesses.get(name) and not scope.inner_accesses.get(name) \
+                and all(isinstance(v, (cst.Name, cst.Integer)) for v in values):
+            drop |= {id(_statement_of(a, parents)) for a in assignments(name)}
         elif _COORD.match(name) and all(isinstance(v, cst.Name) for v in values) \
                 and len({cst.ensure_type(v, cst.Name).value for v in values}) == 1:
             target = cst.ensure_type(values[0], cst.Name).value
-            statements = _foldable(name, target, scope, parents)
+            statements = _foldable(name, target, scope)
             if statements is not None and _is_inductor_name(target):
                 drop |= statements
                 merged[name] = target
@@ -133,16 +132,16 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     for name in facts.order:
         if _AXIS_NAME.match(name) and name not in facts.params \
                 and all(isinstance(v, cst.Integer) for v in facts.defs[name]):
-            readers = [a.node for a in scope.accesses[name]]
+            readers = scope.accesses.get(name, []) + scope.inner_accesses.get(name, [])
             if readers and all(id(_statement_of(r, parents)) in drop for r in readers):
-                drop |= {id(_statement_of(a.node, parents)) for a in scope.assignments[name]}
+                drop |= {id(_statement_of(a, parents)) for a in assignments(name)}
     gone = {n for n in facts.order if n not in facts.params
-            and all(id(_statement_of(a.node, parents)) in drop for a in scope.assignments[n])}
+            and all(id(_statement_of(a, parents)) in drop for a in assignments(n))}
     live = [n for n in facts.order if n not in gone]
     base, trace = _plan(facts, context)
     order = list(dict.fromkeys(facts.params + live))
     kept = {n for n in set(facts.params) | set(facts.order) if n not in base}
-    kept |= {_access_name(a) for s in set(scopes.values()) if s is not None for a in s.accesses}
+    kept |= scope.module_reads
     kept -= set(base)
     final = _unique(base, order, kept | {old_kernel})
     for alias, target in merged.items():
@@ -153,27 +152,18 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
 
     nodes: dict[int, str] = {}
     for name, new in final.items():
-        if new == name or name not in scope.assignments and name not in scope.accesses:
+        if new == name:
             continue
-        for assignment in scope.assignments[name]:
-            nodes[id(assignment.node)] = new
-        for access in scope.accesses[name]:
-            nodes[id(access.node)] = new
-    # Nested scopes (comprehensions, lambdas) that read a kernel local see it through their own scope object.
-    for inner in set(scopes.values()):
-        if inner is None or inner is scope or getattr(inner, "parent", None) is not scope:
-            continue
-        for access in inner.accesses:
-            name = _access_name(access)
-            if name in final and not inner.assignments[name]:
-                nodes[id(access.node)] = final[name]
-    renamed = wrapper.module.visit(_Apply(nodes, drop, old_kernel, new_kernel))
+        for node in assignments(name) + scope.accesses.get(name, []) + scope.inner_accesses.get(name, []):
+            nodes[id(node)] = new
+    renamed = module.visit(_Apply(nodes, drop, old_kernel, new_kernel))
     code = renamed.code
 
     warnings: list[str] = []
-    compile(code, f"<{new_kernel}>", "exec")  # raises -> caller falls back to Inductor's names
-    new_def = _kernel_def(cst.parse_module(code))
-    new_params = [p.name.value for p in new_def.params.params] if new_def else []
+    tree = ast.parse(code)
+    compile(tree, f"<{new_kernel}>", "exec")  # raises -> caller falls back to Inductor's names
+    new_def = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == new_kernel), None)
+    new_params = [p.arg for p in new_def.args.args] if new_def else []
     if len(new_params) != len(facts.params):
         raise ValueError("the parameter list changed length")
     params = tuple(zip(facts.params, new_params))

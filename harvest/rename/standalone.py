@@ -75,6 +75,12 @@ class _Imports(cst.CSTTransformer):
     def __init__(self, used: set[str]) -> None:
         self.used = used
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # imports are module-level statements: nothing to do inside a function
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.BaseStatement | cst.RemovalSentinel:
@@ -112,11 +118,6 @@ def _global_reads(module: cst.Module) -> set[str]:
     """
     tree = ast.parse(module.code)
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-
-
-def _access_name(access: object) -> str:
-    node = getattr(access, "node", None)
-    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _standalone(module: cst.Module) -> cst.Module:

@@ -1,0 +1,104 @@
+"""harvest/rename/scope.py stands in for libcst's ScopeProvider and ParentNodeProvider when renaming: on every
+kernel of the fixture captures, and on hand-written corner cases, it must name the same nodes as they do."""
+
+from __future__ import annotations
+
+import glob
+
+import libcst as cst
+import pytest
+from conftest import ROOT
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, ScopeProvider
+
+from harvest.capture.artifacts import looks_like_output_code
+from harvest.parse import parse_output_code
+from harvest.rename.scope import kernel_scope
+from harvest.rename.standalone import _kernel_def, _standalone
+
+
+def _reference(module: cst.Module, kernel: cst.FunctionDef):
+    """What libcst's providers say: the kernel's bindings and reads by name (node ids), reads of nested scopes that
+    see a kernel variable, every name read in the module, and the parents."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    scope = scopes[kernel.body.body[0]]
+    assignments = {a.name: sorted(id(x.node) for x in scope.assignments[a.name]) for a in scope.assignments}
+    accesses: dict[str, list[int]] = {}
+    for a in scope.accesses:
+        if isinstance(a.node, cst.Name):
+            accesses.setdefault(a.node.value, []).append(id(a.node))
+    inner: dict[str, list[int]] = {}
+    for s in set(scopes.values()):
+        if s is None or s is scope or getattr(s, "parent", None) is not scope:
+            continue
+        for a in s.accesses:
+            if isinstance(a.node, cst.Name) and not s.assignments[a.node.value] and a.node.value in assignments:
+                inner.setdefault(a.node.value, []).append(id(a.node))
+    reads = {a.node.value for s in set(scopes.values()) if s is not None for a in s.accesses if isinstance(a.node, cst.Name)}
+    return ({k: sorted(v) for k, v in accesses.items()}, assignments, {k: sorted(v) for k, v in inner.items()}, reads,
+            dict(parents))
+
+
+def _mine(module: cst.Module, kernel: cst.FunctionDef):
+    s = kernel_scope(module, kernel)
+    return ({k: sorted(id(n) for n in v) for k, v in s.accesses.items()},
+            {k: sorted(id(n) for n in v) for k, v in s.assignments.items()},
+            {k: sorted(id(n) for n in v) for k, v in s.inner_accesses.items()}, s.module_reads, s.parents)
+
+
+def _same(module: cst.Module) -> None:
+    kernel = _kernel_def(module)
+    assert kernel is not None
+    expected, got = _reference(module, kernel), _mine(module, kernel)
+    assert got[:4] == expected[:4]
+    assert all(got[4].get(node) is parent for node, parent in expected[4].items())
+
+
+def _fixture_kernels() -> list[str]:
+    sources = []
+    for path in sorted(glob.glob(str(ROOT / "tests/fixtures/torch-*/**/*.py"), recursive=True)):
+        text = open(path).read()
+        if looks_like_output_code(text):
+            sources += [k.source for k in parse_output_code(text).kernels]
+    return sources
+
+
+def test_same_nodes_as_libcst_scope_analysis_on_every_fixture_kernel():
+    sources = _fixture_kernels()
+    assert len(sources) > 150
+    for source in sources:
+        _same(_standalone(cst.parse_module(source)))
+
+
+CORNERS = """
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers as th
+
+def helper(a, b):
+    return a + b + zz
+
+@triton.jit
+def kernel(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr = 4):
+    x0 = xnumel
+    x0 += 1
+    tmp0, (tmp1, tmp2) = 1, (2, x0)
+    for r0 in range(3):
+        tmp1 = tmp1 + r0
+    tmp3 = [tmp2 + j for j in range(tmp1)]
+    tmp4 = lambda t: t + tmp0 + XBLOCK
+    out_ptr0[0] = tl.load(in_ptr0, mask=tmp2)
+    tl.store(out_ptr0, th.maximum(tmp3, tmp4(1)))
+"""
+
+
+def test_same_nodes_as_libcst_scope_analysis_on_corner_cases():
+    _same(cst.parse_module(CORNERS))
+
+
+@pytest.mark.parametrize("statement", ["global x0", "nonlocal x0"])
+def test_global_and_nonlocal_are_refused(statement):
+    module = cst.parse_module(f"x0 = 1\ndef kernel(a):\n    {statement}\n    return a\n")
+    with pytest.raises(ValueError, match="global or nonlocal"):
+        kernel_scope(module, module.body[1])
