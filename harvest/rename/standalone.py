@@ -14,6 +14,7 @@ from harvest.syntax import dotted_cst
 # Standalone: Inductor runtime out, plain triton in
 
 _INDUCTOR_RUNTIME = re.compile(r"^torch\._inductor\.runtime(\.|$)")
+_INDENTED_DRIVER_CALL = re.compile(r"^[ \t]+triton_helpers\.set_driver_to_", re.M)
 
 
 def _kernel_def(module: cst.Module) -> cst.FunctionDef | None:
@@ -33,8 +34,12 @@ def _decorator_callee(dec: cst.Decorator) -> cst.BaseExpression:
 class _Standalone(cst.CSTTransformer):
     """Drop Inductor's heuristic decorator and CPU-driver call; `tl_math.f` -> `tl.math.f`; inline promote_to_tensor."""
 
-    def __init__(self, kernel: str) -> None:
+    def __init__(self, kernel: str, deep: bool) -> None:
         self.kernel = kernel
+        self.deep = deep  # False: nothing to change inside functions but the kernel's decorators
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return self.deep
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if original_node.name.value != self.kernel:
@@ -124,7 +129,9 @@ def _standalone(module: cst.Module) -> cst.Module:
     kernel = _kernel_def(module)
     if kernel is None:
         raise ValueError("no function definition in the kernel source")
-    module = module.visit(_Standalone(kernel.name.value))
+    code = module.code
+    deep = "tl_math" in code or "promote_to_tensor" in code or _INDENTED_DRIVER_CALL.search(code) is not None
+    module = module.visit(_Standalone(kernel.name.value, deep))
     module = module.visit(_Imports(_global_reads(module)))
     # a blank line pair before the def, whatever the removed decorator left behind
     body = [s.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) if isinstance(s, cst.FunctionDef) else s
