@@ -38,10 +38,11 @@ from harvest.errors import (
 )
 from harvest.fusion import KernelFusion, graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
+from harvest.module_plan import ModuleContext, RenderError, plan_module
 from harvest.parse import parse_output_code
 from harvest.reference import build_reference, kernel_outputs
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
-from harvest.render import ModuleContext, RenderError, render_kernel_module
+from harvest.render import render
 from harvest.report import render_report
 from harvest.writer import (
     WriteReport,
@@ -399,7 +400,7 @@ def build_module(
     captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, entry: dict, names: str, path: str,
     fusion: KernelFusion,
 ) -> str:
-    """Rename (or not), build the reference, render: one kernel's standalone module source."""
+    """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source."""
     if names == "readable":
         code = rename_kernel(kernel.source, build_context(kernel, launch, graph, entry["display_name"]))
     else:
@@ -435,7 +436,7 @@ def build_module(
         outputs=outputs,
         write_only=write_only,
     )
-    return render_kernel_module(context)
+    return render(plan_module(context))
 
 
 def _record_device(capture: Capture) -> str:

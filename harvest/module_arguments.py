@@ -1,0 +1,230 @@
+"""The arguments of a standalone module's launch, planned: each a view of one of the storages, or a scalar.
+
+Pure: `plan_arguments(...) -> ArgumentPlan`, from the run's record when there is one, else from the wrapper's text.
+The kernel's parameters as launch() passes them (`runtime_params`) live here too: the config and the grid read them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+
+from harvest.dtypes import ITEMSIZE, triton_pointer_dtype
+from harvest.errors import HarvestError
+from harvest.model import Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
+from harvest.shapes import evaluate
+from harvest.syntax import kernel_trees
+
+
+class RenderError(HarvestError):
+    """A kernel that cannot be rendered as a standalone module (the reason goes into the manifest)."""
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One launch argument as the generated module builds it: a view of one of the storages, or a scalar."""
+
+    param: str  # name in the module
+    inductor_param: str
+    storage: int | None = None
+    shape: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    offset: int = 0
+    dtype: str = ""  # "torch.float32"
+    value: int | float | bool | None = None
+    note: str = ""  # why a scalar's value is a stand-in
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.storage is not None
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The bytes [lo, hi) of one storage the arguments view, and how made-up inputs fill it."""
+
+    lo: int
+    hi: int
+    fill: str | None  # "torch.float32": the dtype of its first view the kernel reads; None: only written (zeros)
+    high: int | None  # for index tensors, the bound Inductor asserts indices stay below
+    views: tuple[str, ...]  # the module's parameters that view it
+
+
+@dataclass(frozen=True)
+class ArgumentPlan:
+    arguments: tuple[Argument, ...]
+    storages: tuple[Storage, ...]
+    recorded: bool  # layouts and values come from the run's record (else from the wrapper's text)
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    offset: int
+
+
+def def_constexprs(kernel: Kernel) -> set[str]:
+    """Parameters the kernel's def annotates `tl.constexpr` (block sizes): the only ones not passed positionally."""
+    tree = kernel_trees(kernel.source).ast
+    if tree is None:
+        return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == kernel.name:
+            return {a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
+
+
+def runtime_params(kernel: Kernel) -> list[str]:
+    """Parameters launch() passes positionally, as Inductor does: all but the def's constexpr block sizes (a size
+    Inductor made a compile-time constant, like `xnumel = 1`, is still an ordinary argument of the def)."""
+    constexprs = def_constexprs(kernel)
+    return [p for p in kernel.signature if p not in constexprs]
+
+
+def index_bounds(kernel_source: str) -> int | None:
+    """Smallest upper bound of Inductor's indirect-indexing asserts ("index out of bounds: 0 <= tmp6 < 1000"),
+    read from the assert messages in Inductor's kernel source."""
+    bounds = [int(b) for b in re.findall(r"index out of bounds: 0 <= \w+ < (\d+)", kernel_source)]
+    return min(bounds) if bounds else None
+
+
+def plan_arguments(kernel: Kernel, launch: Launch, graph: Graph, recorded: RecordedLaunch | None,
+                   rename: dict[str, str], write_only: tuple[str, ...]) -> ArgumentPlan:
+    """Every runtime parameter's argument (named as in the module) and the storages the tensors view."""
+    if recorded is not None:
+        arguments = _recorded_arguments(kernel, recorded, rename)
+        spans = [(s.lo, s.hi) for s in recorded.storages]
+    else:
+        arguments, spans = _static_arguments(kernel, launch, graph, rename)
+    high = index_bounds(kernel.source)
+    storages = []
+    for index, (lo, hi) in enumerate(spans):
+        views = [a for a in arguments if a.storage == index]
+        read = [a for a in views if a.inductor_param not in write_only]
+        fill = read[0].dtype if read else None
+        bound = high if fill is not None and fill.startswith("torch.int") else None
+        storages.append(Storage(lo, hi, fill, bound, tuple(a.param for a in views)))
+    return ArgumentPlan(tuple(arguments), tuple(storages), recorded=recorded is not None)
+
+
+def _recorded_arguments(kernel: Kernel, recorded: RecordedLaunch, rename: dict[str, str]) -> list[Argument]:
+    arguments = []
+    for param in runtime_params(kernel):
+        new = rename.get(param, param)
+        arg = recorded.arg(param)
+        if arg is None:
+            raise RenderError(f"the recorded launch of {kernel.name} has no argument {param}")
+        if arg.view is not None:
+            v = arg.view
+            arguments.append(Argument(new, param, v.storage, v.shape, v.stride, v.offset, "torch." + v.dtype))
+        elif arg.value is None:
+            raise RenderError(f"the recorded launch passed {param} an object harvest cannot write down")
+        else:
+            kind = kernel.signature.get(param, "")
+            value = float(arg.value) if kind.startswith("fp") else arg.value
+            arguments.append(Argument(new, param, value=value))
+    return arguments
+
+
+def _static_arguments(kernel: Kernel, launch: Launch, graph: Graph,
+                      rename: dict[str, str]) -> tuple[list[Argument], list[tuple[int, int]]]:
+    """Layouts read from the wrapper's text (artifacts without a run): one storage per distinct buffer."""
+    hints = dict(graph.scalar_values)
+    bound = {arg.param: arg for arg in launch.args}
+    storages: list[tuple[int, int]] = []
+    storage_of: dict[str, int] = {}
+    arguments = []
+    for param in runtime_params(kernel):
+        kind = kernel.signature[param]
+        new = rename.get(param, param)
+        arg: LaunchArg | None = bound.get(param)
+        if arg is None:
+            raise RenderError(f"launch of {kernel.name} binds no value to parameter {param}")
+        if kind.startswith("*"):
+            name = triton_pointer_dtype(kind)
+            dtype = f"torch.{name}" if name else None
+            if dtype is None:
+                raise RenderError(f"pointer type {kind} of {param} has no torch dtype")
+            layout = tensor_layout(arg, graph, hints)
+            if layout is None:
+                raise RenderError(f"no concrete shape/stride for {param} = {arg.expr} in the wrapper's text (no run was recorded)")
+            lo, hi = _extent_bytes(layout.shape, layout.stride, layout.offset, ITEMSIZE.get(dtype.removeprefix('torch.'), 4))
+            base = arg.buffer or arg.expr
+            if base not in storage_of:
+                storage_of[base] = len(storages)
+                storages.append((lo, hi))
+            index = storage_of[base]
+            storages[index] = (min(storages[index][0], lo), max(storages[index][1], hi))
+            arguments.append(Argument(new, param, index, layout.shape, layout.stride, layout.offset, dtype))
+        else:
+            value = arg.value if arg.value is not None else evaluate(arg.expr, hints)
+            note = ""
+            if value is None and arg.expr.endswith(".item()"):
+                value = 0.5 if kind.startswith("fp") else 1
+                note = f"the value of {arg.expr} is known only at run time; {value} stands in"
+            if value is None:
+                raise RenderError(f"no concrete value for {param} = {arg.expr} in the wrapper's text (no run was recorded)")
+            if kind.startswith("fp"):
+                value = float(value)
+            arguments.append(Argument(new, param, value=value, note=note))
+    return arguments, storages
+
+
+def _extent_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, itemsize: int) -> tuple[int, int]:
+    if any(size == 0 for size in shape):
+        return offset * itemsize, offset * itemsize
+    extent = 1 + sum((size - 1) * abs(step) for size, step in zip(shape, stride))
+    return offset * itemsize, (offset + extent) * itemsize
+
+
+def tensor_layout(arg: LaunchArg, graph: Graph, hints: dict) -> Layout | None:
+    view = reinterpret_layout(arg.expr, hints)
+    if view is not None:
+        return view[1]
+    name = arg.buffer or arg.expr
+    buffer = graph.buffers.get(name)
+    if buffer is None:
+        return None
+    return _meta_layout(buffer.meta, hints, buffer.offset)
+
+
+def reinterpret_layout(expr: str, hints: dict) -> tuple[str, Layout] | None:
+    """`reinterpret_tensor(buf4, (2048, 512), (512, 1), 0)` -> ("buf4", layout)."""
+    try:
+        node = cst.parse_expression(expr)
+    except cst.ParserSyntaxError:
+        return None
+    if not m.matches(node, m.Call(func=m.Name("reinterpret_tensor"))):
+        return None
+    call = cst.ensure_type(node, cst.Call)
+    parts = [cst.Module([]).code_for_node(arg.value) for arg in call.args]
+    if len(parts) < 3:
+        return None
+    shape = _resolve_sizes(parts[1], hints)
+    stride = _resolve_sizes(parts[2], hints)
+    offset = evaluate(parts[3], hints) if len(parts) > 3 else 0
+    if shape is None or stride is None or offset is None:
+        return None
+    return parts[0], Layout(shape, stride, int(offset))
+
+
+def _resolve_sizes(text: str, hints: dict) -> tuple[int, ...] | None:
+    node = cst.parse_expression(text)
+    if not isinstance(node, cst.Tuple):
+        return None
+    values = [evaluate(cst.Module([]).code_for_node(e.value), hints) for e in node.elements]
+    return None if any(v is None for v in values) else tuple(int(v) for v in values)  # type: ignore[arg-type]
+
+
+def _meta_layout(meta: TensorMeta, hints: dict, offset: int | str = 0) -> Layout | None:
+    shape = [evaluate(str(s), hints) for s in meta.shape]
+    stride = [evaluate(str(s), hints) for s in meta.stride]
+    off = evaluate(str(offset), hints)
+    if any(v is None for v in shape + stride) or off is None:
+        return None
+    return Layout(tuple(int(v) for v in shape), tuple(int(v) for v in stride), int(off))  # type: ignore[arg-type]

@@ -1,0 +1,348 @@
+"""Plan one standalone kernel module: every decision the template needs, made from the typed inputs.
+
+Pure: `plan_module(context) -> ModulePlan`. The inputs are the stages' results (Kernel, Launch, Graph, the
+RenameResult, the Reference, the RecordedLaunch, the autotune winner); harvest.render writes the plan out and
+decides nothing. Nothing here reads back text that render wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from harvest.model import AutotuneWinner, Graph, Kernel, Launch, RecordedLaunch
+from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
+from harvest.reference import Reference
+from harvest.rename import RenameResult
+
+__all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module"]
+
+SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
+# Imports the template writes itself: a kernel's own imports beyond these go under them.
+BASE_IMPORTS = {"import argparse", "import os", "import sys", "import torch", "import triton", "import triton.language as tl"}
+LIBDEVICE_IMPORT = "from triton.language.extra import libdevice"
+
+
+@dataclass(frozen=True)
+class ModuleContext:
+    """What plan_module reads: one kernel, its launch and graph, and the other stages' results for it."""
+
+    target: str
+    graph_name: str
+    module_path: str  # where the module will live, for the header's run lines
+    kernel: Kernel
+    launch: Launch
+    graph: Graph
+    code: RenameResult  # the kernel to embed: renamed (or, with --names inductor, only stripped)
+    reference: Reference  # the eager reference, in Inductor's parameter names
+    winner: AutotuneWinner | None
+    torch_version: str
+    triton_version: str
+    device: str
+    command: str
+    source_lines: tuple[str, ...] = ()
+    aten_ops: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    recorded: RecordedLaunch | None = None  # the run's first launch of this kernel in this graph
+    record_path: str = ""  # its data file, relative to the module ("" when only layouts were recorded)
+    record_device: str = ""  # "cpu" or "cuda:<GPU name>": where the record was made
+    outputs: tuple[str, ...] = ()  # Inductor parameters the kernel writes
+    write_only: tuple[str, ...] = ()  # outputs it never reads (made-up inputs leave them zero)
+
+
+@dataclass(frozen=True)
+class GridAxis:
+    size: str  # a parameter of launch(), or the size's value
+    block: str | None  # the config entry the size is divided by; None: one program per row
+
+
+@dataclass(frozen=True)
+class Grid:
+    axes: tuple[GridAxis, ...] = ()  # Inductor's Grid1D/Grid2D, as expressions of launch()'s parameters
+    recorded: tuple[int, ...] | None = None  # the run's grid, used as it is where harvest's model disagrees
+
+
+@dataclass(frozen=True)
+class ModulePlan:
+    """Everything templates/kernel.py.j2 needs, decided. Names are the module's (renamed) names throughout."""
+
+    # where it came from (the module docstring)
+    target: str
+    graph_name: str
+    module_path: str
+    inductor_name: str
+    kind: str
+    aten_ops: tuple[str, ...]
+    source_lines: tuple[str, ...]
+    torch_version: str
+    triton_version: str
+    device: str
+    command: str
+    renamed: tuple[tuple[str, str, str], ...]  # (module name, Inductor name, FX node or "") of each changed name
+    notes: tuple[str, ...]
+    # the kernel and its launch
+    kernel_name: str
+    kernel_code: str  # imports split off; specialized as Inductor compiled it
+    kernel_sha256: str  # of kernel_code, stripped: check() knows from it whether the kernel was edited
+    imports: tuple[str, ...]  # the kernel's imports beyond the template's own
+    needs_shim: bool  # libdevice / triton_helpers calls: the interpreter needs harvest.interpret_shim
+    config: tuple[tuple[str, int | float | bool], ...]  # constexprs, num_warps, num_stages, in order
+    config_origin: str
+    grid: Grid
+    arguments: tuple[Argument, ...]  # in launch order
+    arguments_origin: str
+    storages: tuple[Storage, ...]
+    # the oracles
+    outputs: tuple[str, ...]  # what check() compares
+    record_path: str | None  # the run's data for this launch, relative to the module
+    record_device: str | None  # where it was recorded (outputs match bit for bit there)
+    exact_possible: bool  # False when the result depends on launch order (atomics)
+    reference_code: str  # `def reference(...)`, in the module's names
+    reference_params: tuple[str, ...]
+    unchecked: tuple[tuple[str, str], ...]  # (output, why the reference cannot compute it)
+    split_outputs: bool  # the reference holds a split reduction's partials: compare() combines them
+
+
+def plan_module(ctx: ModuleContext) -> ModulePlan:
+    """Decide the module: its arguments, config, grid, kernel code, reference, oracles and notes."""
+    kernel = ctx.kernel
+    rename = dict(ctx.code.params)
+    planned = plan_arguments(kernel, ctx.launch, ctx.graph, ctx.recorded, rename, ctx.write_only)
+    arguments = planned.arguments
+    values = {a.inductor_param: a.value for a in arguments if not a.is_tensor and a.value is not None}
+    config, config_origin = build_config(ctx, rename, values)
+    grid, grid_note = build_grid(kernel, rename, values, config, ctx.recorded.grid if ctx.recorded else None)
+    code = kernel_code(ctx.code, [rename.get(p, p) for p in unspecialized_params(kernel)])
+    imports = sorted(set(code.imports) - BASE_IMPORTS)
+    # the interpreter shim: for libdevice calls, and for Inductor's helpers on triton <= 3.3 (max2 -> tl.int1 zeros)
+    if code.uses_helpers and not any("libdevice" in line for line in imports):
+        imports.append(LIBDEVICE_IMPORT)
+
+    notes = list(ctx.notes) + list(ctx.code.warnings)
+    notes += [f"{a.param}: {a.note}" for a in arguments if a.note]
+    if grid_note:
+        notes.append(grid_note)
+    if planned.recorded:
+        recorded = ctx.recorded
+        assert recorded is not None
+        origin = "as recorded in the real run"
+        if recorded.launches > 1:
+            origin += f" (its first of {recorded.launches} launches in this graph"
+            origin += f", {recorded.distinct} distinct)" if recorded.distinct > 1 else ", all alike)"
+        if not ctx.record_path:
+            notes.append(f"no data recorded for this launch: {recorded.data_note or 'layouts only'}; --check uses made-up inputs")
+    else:
+        origin = "as read from the wrapper's text (no run was recorded: an artifact target)"
+
+    reference = cst.parse_module(ctx.reference.source).visit(_RenameReference(rename))
+    return ModulePlan(
+        target=ctx.target,
+        graph_name=ctx.graph_name,
+        module_path=ctx.module_path,
+        inductor_name=kernel.name,
+        kind=kernel.kind,
+        aten_ops=ctx.aten_ops,
+        source_lines=ctx.source_lines,
+        torch_version=ctx.torch_version,
+        triton_version=ctx.triton_version,
+        device=ctx.device,
+        command=ctx.command,
+        renamed=tuple((new, old, node) for new, old, node in ctx.code.mapping if new != old),
+        notes=tuple(notes),
+        kernel_name=ctx.code.kernel_name,
+        kernel_code=code.code,
+        kernel_sha256=hashlib.sha256(code.code.strip().encode("utf-8")).hexdigest(),
+        imports=tuple(imports),
+        needs_shim=code.uses_helpers,
+        config=tuple(config.items()),
+        config_origin=config_origin,
+        grid=grid,
+        arguments=arguments,
+        arguments_origin=origin,
+        storages=planned.storages,
+        outputs=tuple(rename.get(p, p) for p in ctx.outputs),
+        record_path=ctx.record_path or None,
+        record_device=ctx.record_device if ctx.record_path else None,
+        exact_possible=not code.uses_atomics,
+        reference_code=reference.code.strip(),
+        reference_params=tuple(rename.get(p, p) for p in ctx.reference.params),
+        unchecked=tuple({rename.get(p, p): reason for p, reason in ctx.reference.unchecked}.items()),
+        split_outputs=bool(ctx.reference.split_outputs),
+    )
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def unspecialized_params(kernel: Kernel) -> list[str]:
+    """Launch parameters Inductor compiled with no specialization (no divisible-by-16 assumption): dynamic sizes
+    such as ks0, and pointers it could not prove aligned. Triton's jit would specialize them on their values at
+    run time and can then emit other code (another vector width, another order of a reduction's additions): the
+    module opts out for the same ones, so that it compiles what Inductor compiled."""
+    if not kernel.configs or not isinstance(kernel.configs[0], dict):
+        return []
+    specialized: set[int] = set()
+    for key in kernel.configs[0]:  # Inductor's keys name parameter indices: "(0,)", "(1, 3)"
+        specialized.update(int(i) for i in re.findall(r"\d+", str(key)))
+    order = list(kernel.signature)
+    return [p for p in runtime_params(kernel) if order.index(p) not in specialized]
+
+
+def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, int]) -> tuple[dict, str]:
+    """Constexpr block sizes, num_warps and num_stages: the captured autotune winner, else a documented default."""
+    kernel = ctx.kernel
+    constexprs = [p for p in kernel.signature if p in def_constexprs(kernel)]
+    recorded = ctx.recorded.config if ctx.recorded is not None else None
+    if recorded is not None:
+        config = {rename.get(k, k): v for k, v in recorded["kwargs"].items() if k in constexprs}
+        config.update(num_warps=recorded["num_warps"], num_stages=recorded["num_stages"])
+        origin = f"recorded in the run; chosen by {recorded['chosen_by']}"
+    elif ctx.winner is not None:
+        config = {rename.get(k, k): v for k, v in ctx.winner.kwargs.items() if k in constexprs}
+        config.update(num_warps=ctx.winner.num_warps, num_stages=ctx.winner.num_stages)
+        origin = f"chosen by {ctx.winner.chosen_by}"
+    else:
+        xnumel = values.get("xnumel", 1)
+        config = {}
+        for p in constexprs:
+            if p == "XBLOCK":
+                config[rename.get(p, p)] = 1 if kernel.kind != "pointwise" else min(1024, next_power_of_2(xnumel))
+            elif p == "YBLOCK":
+                config[rename.get(p, p)] = min(32, next_power_of_2(values.get("ynumel", 1)))
+            elif re.fullmatch(r"R\d_BLOCK|RBLOCK", p):
+                config[rename.get(p, p)] = min(1024, next_power_of_2(values.get(p.replace("_BLOCK", "_numel").lower(), values.get("rnumel", 1))))
+        config.update(num_warps=4 if kernel.kind == "pointwise" else 8, num_stages=1)
+        origin = "no autotune record in the capture: harvest's default"
+    for name, value in kernel.constants.items():  # compile-time constants Inductor passes by name
+        if name in constexprs and isinstance(value, (int, float, bool)):
+            config.setdefault(rename.get(name, name), value)
+    missing = [p for p in constexprs if rename.get(p, p) not in config and p not in kernel.constants]
+    if missing:
+        where = "" if recorded is not None or ctx.winner is not None else " (no run was recorded: no config to take it from; --run-artifact records one)"
+        raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}{where}")
+    return config, origin
+
+
+def _body_constant(kernel: Kernel, name: str) -> int | None:
+    """`xnumel = 2048` written inside the kernel body (a size Inductor baked in)."""
+    match = re.search(rf"^\s+{name} = (\d+)\s*$", kernel.source, flags=re.M)
+    return int(match.group(1)) if match else None
+
+
+def build_grid(kernel: Kernel, rename: dict[str, str], values: dict[str, int | float | bool], config: dict,
+               recorded_grid: tuple[int, ...] | None) -> tuple[Grid, str]:
+    """The launch grid as expressions of launch()'s parameters and the config, and a note when it is not.
+
+    Follows Inductor's Grid1D/Grid2D: cdiv(numel, BLOCK) per axis, one program per row when the kernel has no BLOCK
+    for the axis. A size that is not a parameter of launch() is written as its value. When the recorded grid of the
+    run disagrees with this (a grid type harvest does not model), the recorded grid is used as it is.
+    """
+    grid_type = str(kernel.inductor_meta.get("grid_type", ""))
+    params = set(runtime_params(kernel))
+
+    def axis(numel: str, block: str) -> tuple[GridAxis | None, int | None]:
+        value = values.get(numel)
+        if value is None:
+            value = _body_constant(kernel, numel)
+        if numel in params:
+            size = rename.get(numel, numel)
+        elif value is not None:
+            size = str(value)
+        else:
+            return None, None
+        block_value = config.get(rename.get(block, block))
+        if block not in kernel.signature:  # no_x_dim kernels: one program per row
+            return GridAxis(size, None), value
+        number = None if value is None or block_value is None else -(-int(value) // int(block_value))
+        return GridAxis(size, rename.get(block, block)), number
+
+    dims = [axis("xnumel", "XBLOCK")]
+    if "ynumel" in kernel.signature and (grid_type == "Grid2D" or "YBLOCK" in kernel.signature):
+        dims.append(axis("ynumel", "YBLOCK"))
+    if "znumel" in kernel.signature:
+        dims.append(axis("znumel", "ZBLOCK"))
+    computed = [n for _, n in dims]
+    modelled = grid_type in SUPPORTED_GRIDS and all(a is not None for a, _ in dims)
+    if recorded_grid is not None:
+        want = list(recorded_grid) + [1] * (3 - len(recorded_grid))
+        got = computed + [1] * (3 - len(computed))
+        if not modelled or got != want:
+            note = f"grid {tuple(want)} as recorded in the run (harvest does not model {grid_type or 'this'} grids; change it with the config)"
+            return Grid(recorded=tuple(want)), note
+    if not modelled:
+        raise RenderError(f"cannot compute the launch grid ({grid_type or 'unknown'} grid type) and no grid was recorded")
+    return Grid(axes=tuple(a for a, _ in dims if a is not None)), ""
+
+
+@dataclass(frozen=True)
+class KernelCode:
+    code: str  # the kernel without its module-level imports, specialized as Inductor compiled it
+    imports: tuple[str, ...]  # its module-level imports, as written
+    uses_helpers: bool  # calls libdevice or triton_helpers
+    uses_atomics: bool  # calls a tl.atomic_* (the result then depends on launch order)
+
+
+_HELPER = m.Name("libdevice") | m.Name("triton_helpers")
+_HELPER_CALL = m.Attribute(value=_HELPER | m.Attribute(attr=_HELPER))  # libdevice.f, tl.extra.libdevice.f
+_ATOMIC_NAME = m.Name(value=m.MatchIfTrue(lambda name: name.startswith("atomic_") and len(name) > len("atomic_")))
+_ATOMIC_CALL = m.Call(func=_ATOMIC_NAME | m.Attribute(attr=_ATOMIC_NAME))
+_IMPORT_LINE = m.SimpleStatementLine(body=[m.Import() | m.ImportFrom()])
+
+
+def kernel_code(code: RenameResult, unspecialized: list[str]) -> KernelCode:
+    """The rename stage's kernel, read once as a tree: its imports (merged into the module's), the rest with
+    `@triton.jit` -> `@triton.jit(do_not_specialize=[...])` (see unspecialized_params), and what it calls."""
+    module = cst.parse_module(code.code)
+    imports = [module.code_for_node(s).strip() for s in module.body if m.matches(s, _IMPORT_LINE)]
+    body = [s for s in module.body if not m.matches(s, _IMPORT_LINE)]
+    rest = module.with_changes(body=body, header=[])
+    if unspecialized:
+        rest = rest.visit(_Specialize(code.kernel_name, unspecialized))
+    return KernelCode(
+        code=rest.code.strip(),
+        imports=tuple(imports),
+        uses_helpers=bool(m.findall(rest, _HELPER_CALL)),
+        uses_atomics=bool(m.findall(rest, _ATOMIC_CALL)),
+    )
+
+
+class _Specialize(cst.CSTTransformer):
+    """The kernel's plain `@triton.jit` -> `@triton.jit(do_not_specialize=[...])`, with a comment that says why."""
+
+    COMMENT = "# Not specialized on their values, as Inductor compiled it (the same code for every value):"
+
+    def __init__(self, kernel_name: str, params: list[str]):
+        self.kernel_name, self.params = kernel_name, params
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if updated_node.name.value != self.kernel_name or not updated_node.decorators:
+            return updated_node
+        jit = updated_node.decorators[-1]
+        if not m.matches(jit.decorator, m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))):
+            return updated_node
+        comment = cst.EmptyLine(comment=cst.Comment(self.COMMENT))
+        call = cst.parse_expression(f"triton.jit(do_not_specialize={self.params!r})")
+        jit = jit.with_changes(decorator=call, leading_lines=[*jit.leading_lines, comment])
+        return updated_node.with_changes(decorators=[*updated_node.decorators[:-1], jit])
+
+
+class _RenameReference(cst.CSTTransformer):
+    """Rename the reference's parameters and result keys to the module's parameter names."""
+
+    def __init__(self, rename: dict[str, str]):
+        self.rename = rename
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.rename.get(updated_node.value, updated_node.value))
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
+        inner = updated_node.evaluated_value
+        if isinstance(inner, str) and inner in self.rename:
+            return updated_node.with_changes(value=repr(self.rename[inner]).replace("'", '"'))
+        return updated_node
+
