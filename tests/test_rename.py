@@ -36,6 +36,53 @@ def assert_rewrite(before: str, after: str, context: RenameContext | None = None
     assert result.code.strip() == textwrap.dedent(after).strip(), result.code
 
 
+# --- size parameters and dead locals (a lean module) ------------------------------------------------------------------
+
+SIZED = """
+@triton.jit
+def triton_poi_fused_add_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xnumel = 1000
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex
+    x1 = xindex // 10
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tl.store(out_ptr0 + (x0), tmp0 + 1.0, xmask)
+"""
+
+
+def _sized(launch_value: str) -> RenameContext:
+    return RenameContext(param_hints=(("in_ptr0", "a", "arg0_1"), ("out_ptr0", "", "buf0"), ("xnumel", "", launch_value)))
+
+
+def test_a_bounds_checked_size_becomes_a_real_parameter() -> None:
+    """The launch passes the value Inductor compiled in, and the kernel masks with it: the constant line goes, so
+    the size a person sets in make_inputs is the size the kernel uses; the unused `x1` goes too."""
+    code = rename_kernel(SIZED, _sized("1000")).code
+    assert "n_elements = 1000" not in code and "mask = offsets < n_elements" in code
+    assert "// 10" not in code
+
+
+def test_a_size_the_launch_does_not_pass_stays_fixed_and_says_why() -> None:
+    code = rename_kernel(SIZED, _sized("ks0")).code
+    assert "    n_elements = 1000  # fixed: compiled in by Inductor (the launch passes ks0)\n" in code
+
+
+def test_an_unmasked_size_stays_fixed_and_says_why() -> None:
+    unmasked = SIZED.replace("xmask = xindex < xnumel", "xmask = tl.full([XBLOCK], True, tl.int1)")
+    code = rename_kernel(unmasked, _sized("1000")).code
+    assert "    n_elements = 1000  # fixed: at this size every block is full, so Inductor left out the bounds mask\n" in code
+
+
+def test_dead_locals_go_only_when_computing_them_has_no_effect() -> None:
+    """An unused load or call with an effect stays; unused pure values (and what only they read) go."""
+    kernel = SIZED.replace("    tmp0 =", "    tmp5 = tl.load(in_ptr0 + (x1), xmask)\n    tmp6 = x1 * 2\n    tmp0 =")
+    code = rename_kernel(kernel, _sized("1000")).code
+    assert code.count("tl.load(") == 2 and "// 10" in code  # the unused load stays, and so does x1 it reads
+    assert " * 2" not in code
+
+
 # --- naming rules, one each -------------------------------------------------------------------------------------------
 
 
@@ -91,7 +138,6 @@ def test_coordinates_from_index_expressions_and_bias_role() -> None:
             offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
             mask = offsets < n_elements
             col = (offsets % 64)
-            row = offsets // 64
             loaded = tl.load(inout_ptr + (offsets), mask)
             bias = tl.load(bias_ptr + (col), mask)
             add = loaded + bias
@@ -143,8 +189,8 @@ def test_persistent_reduction_rows_cols_mean_var_rstd_and_output_pointers() -> N
         """
         @triton.jit
         def layer_norm_fwd_kernel(rstd_ptr, a_ptr, weight_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
-            n_rows = 32
-            n_cols = 32
+            n_rows = 32  # fixed: compiled in by Inductor
+            n_cols = 32  # fixed: the whole row is one block (BLOCK_COLS = 32), as Inductor compiled it
             BLOCK_COLS: tl.constexpr = 32
             row_start = tl.program_id(0) * BLOCK_ROWS
             rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]

@@ -15,6 +15,7 @@ from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import _ATEN_OF, _plan, _unique
 from harvest.rename.scope import KernelScope, kernel_scope
 from harvest.rename.standalone import _kernel_def
+from harvest.syntax import dotted_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Transform
@@ -23,9 +24,11 @@ from harvest.rename.standalone import _kernel_def
 class _Apply(cst.CSTTransformer):
     """Rename the Name nodes scope analysis tied to the kernel's locals; drop the statements the plan deletes."""
 
-    def __init__(self, nodes: dict[int, str], drop: set[int], kernel: str, new_kernel: str) -> None:
+    def __init__(self, nodes: dict[int, str], drop: set[int], kernel: str, new_kernel: str,
+                 comments: dict[int, str] | None = None) -> None:
         self.nodes = nodes  # id(original Name node) -> new name
         self.drop = drop  # id(original statement line) to delete
+        self.comments = comments or {}  # id(original statement line) -> a comment to put at its end
         self.kernel = kernel
         self.new_kernel = new_kernel
 
@@ -40,7 +43,14 @@ class _Apply(cst.CSTTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
-        return cst.RemoveFromParent() if id(original_node) in self.drop else updated_node
+        if id(original_node) in self.drop:
+            return cst.RemoveFromParent()
+        comment = self.comments.get(id(original_node))
+        if comment is not None:
+            trailing = updated_node.trailing_whitespace
+            return updated_node.with_changes(trailing_whitespace=trailing.with_changes(
+                whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(comment)))
+        return updated_node
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if original_node.name.value == self.kernel:
@@ -101,6 +111,111 @@ def _foldable(alias: str, target: str, scope: KernelScope) -> set[int] | None:
     return {id(s) for s in statements}
 
 
+_CONSTANT_LINE = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())], value=m.Integer())])
+_ASSIGN_LINE = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])
+_PURE_CALLS = frozenset({"tl.full", "tl.zeros", "tl.arange", "tl.program_id", "tl.broadcast_to"})
+
+
+def _size_params(kernel: cst.FunctionDef, facts: _Facts, scope: KernelScope, context: RenameContext,
+                 drop: set[int]) -> dict[int, tuple[str, ...]]:
+    """Size parameters Inductor shadows with a constant (`xnumel = 1048576` under `def k(..., xnumel, ...)`).
+
+    Where the kernel still bounds-checks against the size and the launch passes that same value, the constant line
+    is dropped (added to `drop`): the parameter becomes real, and a person who changes the size in make_inputs
+    changes what the kernel computes. Where Inductor's specialisation does not allow it, the line stays and gets a
+    reason (returned by statement): a persistent reduction's block is the row length, or the kernel has no bounds
+    mask at all (every block is full at this size), or the launch passes another value.
+    """
+    hints = {param: expr.strip() for param, _, expr in context.param_hints}
+    fixed: dict[int, tuple[str, ...]] = {}
+    for name in facts.params:
+        axis = _AXIS_NAME.match(name)
+        if axis is None or axis.group(2) != "numel":
+            continue
+        lines = [_statement_of(a, scope.parents) for a in scope.assignments.get(name, []) if isinstance(a, cst.Name)]
+        if len(lines) != 1 or scope.parents.get(lines[0]) is not kernel.body or not m.matches(lines[0], _CONSTANT_LINE):
+            continue
+        line = cst.ensure_type(lines[0], cst.SimpleStatementLine)
+        value = cst.ensure_type(cst.ensure_type(line.body[0], cst.Assign).value, cst.Integer).evaluated_value
+        block = f"{axis.group(1).upper()}BLOCK"
+        block_values = facts.defs.get(block, [])
+        if axis.group(1).startswith("r") and len(block_values) == 1 and isinstance(block_values[0], cst.Integer):
+            fixed[id(line)] = ("persistent", block, block_values[0].value)
+        elif not scope.accesses.get(name) and not scope.inner_accesses.get(name):
+            fixed[id(line)] = ("unmasked",)
+        elif hints.get(name) == str(value):
+            drop.add(id(line))
+        else:
+            fixed[id(line)] = ("launch", hints.get(name, ""))
+    return fixed
+
+
+def _fixed_size_comment(reason: tuple[str, ...], final: dict[str, str]) -> str:
+    if reason[0] == "persistent":
+        return f"# fixed: the whole row is one block ({final.get(reason[1], reason[1])} = {reason[2]}), as Inductor compiled it"
+    if reason[0] == "unmasked":
+        return "# fixed: at this size every block is full, so Inductor left out the bounds mask"
+    if reason[1]:
+        return f"# fixed: compiled in by Inductor (the launch passes {reason[1]})"
+    return "# fixed: compiled in by Inductor"
+
+
+def _pure(node: cst.CSTNode) -> bool:
+    """An expression whose evaluation has no effect but its value: names, numbers, arithmetic, comparisons, slicing,
+    tl.full / tl.arange / tl.program_id / tl.broadcast_to and `.to(...)` casts of such expressions."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Ellipsis)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure(node.value)
+    if isinstance(node, cst.BinaryOperation):
+        return _pure(node.left) and _pure(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _pure(node.expression)
+    if isinstance(node, cst.BooleanOperation):
+        return _pure(node.left) and _pure(node.right)
+    if isinstance(node, cst.Comparison):
+        return _pure(node.left) and all(_pure(c.comparator) for c in node.comparisons)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_pure(e.value) for e in node.elements)
+    if isinstance(node, cst.Subscript):
+        return _pure(node.value) and all(_pure(e.slice) for e in node.slice)
+    if isinstance(node, cst.Index):
+        return _pure(node.value)
+    if isinstance(node, cst.Slice):
+        return all(part is None or _pure(part) for part in (node.lower, node.upper, node.step))
+    if isinstance(node, cst.Call):
+        func = node.func
+        callee = dotted_cst(func)
+        is_cast = isinstance(func, cst.Attribute) and func.attr.value == "to" and _pure(func.value)
+        return (callee in _PURE_CALLS or is_cast) and all(_pure(arg.value) for arg in node.args)
+    return False
+
+
+def _dead_locals(facts: _Facts, scope: KernelScope, drop: set[int], merged: dict[str, str]) -> set[int]:
+    """Assignments nothing reads (Inductor's unused masks, say) whose value has no effect: to delete.
+
+    Repeated until nothing changes, since deleting one can leave the names it read unread."""
+    dead: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name in facts.order:
+            if name in facts.params or name in merged:
+                continue
+            lines = [_statement_of(a, scope.parents) for a in scope.assignments.get(name, [])]
+            if not lines or all(id(line) in drop | dead for line in lines):
+                continue
+            aliases = [name] + [alias for alias, target in merged.items() if target == name]  # read through them too
+            readers = [r for n in aliases for r in scope.accesses.get(n, []) + scope.inner_accesses.get(n, [])]
+            if any(id(_statement_of(r, scope.parents)) not in drop | dead for r in readers):
+                continue
+            if all(m.matches(line, _ASSIGN_LINE) and _pure(cst.ensure_type(line, cst.SimpleStatementLine).body[0].value)
+                   for line in lines):
+                dead |= {id(line) for line in lines}
+                changed = True
+    return dead
+
+
 def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     kernel = _kernel_def(module)
     assert kernel is not None  # _standalone checked
@@ -135,6 +250,8 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
             readers = scope.accesses.get(name, []) + scope.inner_accesses.get(name, [])
             if readers and all(id(_statement_of(r, parents)) in drop for r in readers):
                 drop |= {id(_statement_of(a, parents)) for a in assignments(name)}
+    fixed = _size_params(kernel, facts, scope, context, drop)
+    drop |= _dead_locals(facts, scope, drop, merged)
     gone = {n for n in facts.order if n not in facts.params
             and all(id(_statement_of(a, parents)) in drop for a in assignments(n))}
     live = [n for n in facts.order if n not in gone]
@@ -156,7 +273,8 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
             continue
         for node in assignments(name) + scope.accesses.get(name, []) + scope.inner_accesses.get(name, []):
             nodes[id(node)] = new
-    renamed = module.visit(_Apply(nodes, drop, old_kernel, new_kernel))
+    comments = {statement: _fixed_size_comment(reason, final) for statement, reason in fixed.items()}
+    renamed = module.visit(_Apply(nodes, drop, old_kernel, new_kernel, comments))
     code = renamed.code
 
     warnings: list[str] = []
