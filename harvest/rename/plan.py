@@ -187,6 +187,7 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
     roles = _vector_roles(facts)
     letters = iter("abcdefghjkmnpqstuvw")
     used_bases: set[str] = set()
+    named_by_store: dict[str, str] = {}  # pointer param -> the tmp it stores last (named after it once tmps are named)
     for param in facts.params:  # pointers: launch hints first, then input letters / what is stored
         if not _PTR.match(param):
             continue
@@ -206,8 +207,8 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
         if param.startswith("in_out") and not hint:
             base[param] = "inout_ptr"
         if stored and not hint:
-            base[param] = "__stored__:" + stored[-1]  # resolved after tmps are named
-    namer = _Namer(facts, {k: v for k, v in base.items() if not v.startswith("__")})
+            named_by_store[param] = stored[-1]
+    namer = _Namer(facts, {k: v for k, v in base.items() if k not in named_by_store})
     for name in facts.order:  # tmps in program order, so a tmp's operands already have names
         mt = _TMP.match(name)
         if not mt or mt.group(1):
@@ -228,14 +229,12 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
         elif name in _LEGACY:
             base[name] = name  # dead aliases are deleted; live ones keep their (already readable) name
     single_out = sum(1 for p in facts.params if p in facts.stores) == 1
-    for param, value in list(base.items()):
-        if value.startswith("__stored__:"):
-            stored = value.split(":", 1)[1]
-            word = base.get(stored, "")
-            generic = not word or word in ("value", "copy", "call") or single_out and not param.startswith("in_out")
-            base[param] = ("out" if generic or word in ("add", "mul", "sub", "div") else word) + "_ptr"
-            if param.startswith("in_out") and (generic or word in ("add", "mul", "sub", "div")):
-                base[param] = "inout_ptr"
+    for param, stored in named_by_store.items():
+        word = base.get(stored, "")
+        generic = not word or word in ("value", "copy", "call") or single_out and not param.startswith("in_out")
+        base[param] = ("out" if generic or word in ("add", "mul", "sub", "div") else word) + "_ptr"
+        if param.startswith("in_out") and (generic or word in ("add", "mul", "sub", "div")):
+            base[param] = "inout_ptr"
     return base, trace
 
 
