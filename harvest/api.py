@@ -38,9 +38,9 @@ from harvest.errors import (
 )
 from harvest.fusion import KernelFusion, graph_fusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
-from harvest.module_plan import ModuleContext, RenderError, plan_module
+from harvest.module_plan import ModuleContext, RenderError, plan_module, record_device
 from harvest.parse import parse_output_code
-from harvest.reference import build_reference, kernel_outputs
+from harvest.reference import build_reference
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import render
 from harvest.report import render_report
@@ -406,41 +406,19 @@ def build_module(
     else:
         plain = strip_inductor_decorators(kernel.source)
         code = RenameResult(plain, kernel.name, mapping=(), params=tuple((p, p) for p in kernel.signature), ok=True)
-    reference = build_reference(kernel, launch, graph)
-    outputs, write_only = kernel_outputs(kernel)
-    recorded = captured.recorded.get(kernel.name)
-    if recorded is not None:  # outputs the run saw written count too (a store the scan did not see)
-        written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
-        extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
-        outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
     context = ModuleContext(
-        target=capture.target,
-        graph_name=graph.name,
-        module_path=path,
+        capture=capture,
+        graph=graph,
         kernel=kernel,
         launch=launch,
-        graph=graph,
         code=code,
-        reference=reference,
+        reference=build_reference(kernel, launch, graph),
+        fusion=fusion,
+        module_path=path,
         winner=captured.winners.get(kernel.name),
-        torch_version=capture.torch_version,
-        triton_version=capture.triton_version,
-        device=capture.device,
-        command=" ".join(["harvest", "extract", capture.target, *capture.command]),
-        source_lines=tuple(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in fusion.source_lines),
-        aten_ops=tuple(kernel.comment.aten_ops),
-        notes=tuple(reference.warnings),
-        recorded=recorded,
-        record_path=f"../raw/{graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else "",
-        record_device=_record_device(capture),
-        outputs=outputs,
-        write_only=write_only,
+        recorded=captured.recorded.get(kernel.name),
     )
     return render(plan_module(context))
-
-
-def _record_device(capture: Capture) -> str:
-    return f"cuda:{capture.gpu_name}" if capture.gpu_name else "cpu"
 
 
 def _recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture) -> dict | None:
@@ -454,7 +432,7 @@ def _recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture
         "data": f"raw/{graph}/records/{recorded.data}" if recorded.data else None,
         "data_bytes": sum(s.hi - s.lo for s in recorded.storages) if recorded.data else 0,
         "note": recorded.data_note,
-        "device": _record_device(capture),
+        "device": record_device(capture),
     } | ({"checksums": list(recorded.checksums)} if recorded.checksums else {})
 
 

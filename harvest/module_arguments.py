@@ -58,7 +58,6 @@ class Storage:
 class ArgumentPlan:
     arguments: tuple[Argument, ...]
     storages: tuple[Storage, ...]
-    recorded: bool  # layouts and values come from the run's record (else from the wrapper's text)
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,7 @@ def plan_arguments(kernel: Kernel, launch: Launch, graph: Graph, recorded: Recor
         fill = read[0].dtype if read else None
         bound = high if fill is not None and fill.startswith("torch.int") else None
         storages.append(Storage(lo, hi, fill, bound, tuple(a.param for a in views)))
-    return ArgumentPlan(tuple(arguments), tuple(storages), recorded=recorded is not None)
+    return ArgumentPlan(tuple(arguments), tuple(storages))
 
 
 def _recorded_arguments(kernel: Kernel, recorded: RecordedLaunch, rename: dict[str, str]) -> list[Argument]:

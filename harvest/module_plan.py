@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 import libcst.matchers as m
 
-from harvest.model import AutotuneWinner, Graph, Kernel, Launch, RecordedLaunch
+from harvest.fusion import KernelFusion
+from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, RecordedLaunch
 from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
-from harvest.reference import Reference
+from harvest.reference import Reference, kernel_outputs
 from harvest.rename import RenameResult
 
-__all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module"]
+__all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module", "record_device"]
 
 SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
 # Imports the template writes itself: a kernel's own imports beyond these go under them.
@@ -31,27 +32,16 @@ LIBDEVICE_IMPORT = "from triton.language.extra import libdevice"
 class ModuleContext:
     """What plan_module reads: one kernel, its launch and graph, and the other stages' results for it."""
 
-    target: str
-    graph_name: str
-    module_path: str  # where the module will live, for the header's run lines
-    kernel: Kernel
-    launch: Launch
+    capture: Capture  # the run (or artifact): target, command, versions, device
     graph: Graph
+    kernel: Kernel
+    launch: Launch  # its first launch in the graph's call()
     code: RenameResult  # the kernel to embed: renamed (or, with --names inductor, only stripped)
     reference: Reference  # the eager reference, in Inductor's parameter names
-    winner: AutotuneWinner | None
-    torch_version: str
-    triton_version: str
-    device: str
-    command: str
-    source_lines: tuple[str, ...] = ()
-    aten_ops: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    fusion: KernelFusion  # for the user's source lines
+    module_path: str  # where the module will live, relative to the extraction
+    winner: AutotuneWinner | None = None
     recorded: RecordedLaunch | None = None  # the run's first launch of this kernel in this graph
-    record_path: str = ""  # its data file, relative to the module ("" when only layouts were recorded)
-    record_device: str = ""  # "cpu" or "cuda:<GPU name>": where the record was made
-    outputs: tuple[str, ...] = ()  # Inductor parameters the kernel writes
-    write_only: tuple[str, ...] = ()  # outputs it never reads (made-up inputs leave them zero)
 
 
 @dataclass(frozen=True)
@@ -109,48 +99,53 @@ class ModulePlan:
 
 def plan_module(ctx: ModuleContext) -> ModulePlan:
     """Decide the module: its arguments, config, grid, kernel code, reference, oracles and notes."""
-    kernel = ctx.kernel
+    kernel, capture, recorded = ctx.kernel, ctx.capture, ctx.recorded
     rename = dict(ctx.code.params)
-    planned = plan_arguments(kernel, ctx.launch, ctx.graph, ctx.recorded, rename, ctx.write_only)
+    outputs, write_only = kernel_outputs(kernel)
+    if recorded is not None:  # outputs the run saw written count too (a store the scan did not see)
+        written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
+        extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
+        outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
+    record_path = f"../raw/{ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
+
+    planned = plan_arguments(kernel, ctx.launch, ctx.graph, recorded, rename, write_only)
     arguments = planned.arguments
     values = {a.inductor_param: a.value for a in arguments if not a.is_tensor and a.value is not None}
     config, config_origin = build_config(ctx, rename, values)
-    grid, grid_note = build_grid(kernel, rename, values, config, ctx.recorded.grid if ctx.recorded else None)
+    grid, grid_note = build_grid(kernel, rename, values, config, recorded.grid if recorded else None)
     code = kernel_code(ctx.code, [rename.get(p, p) for p in unspecialized_params(kernel)])
     imports = sorted(set(code.imports) - BASE_IMPORTS)
     # the interpreter shim: for libdevice calls, and for Inductor's helpers on triton <= 3.3 (max2 -> tl.int1 zeros)
     if code.uses_helpers and not any("libdevice" in line for line in imports):
         imports.append(LIBDEVICE_IMPORT)
 
-    notes = list(ctx.notes) + list(ctx.code.warnings)
+    notes = list(ctx.reference.warnings) + list(ctx.code.warnings)
     notes += [f"{a.param}: {a.note}" for a in arguments if a.note]
     if grid_note:
         notes.append(grid_note)
-    if planned.recorded:
-        recorded = ctx.recorded
-        assert recorded is not None
+    if recorded is not None:
         origin = "as recorded in the real run"
         if recorded.launches > 1:
             origin += f" (its first of {recorded.launches} launches in this graph"
             origin += f", {recorded.distinct} distinct)" if recorded.distinct > 1 else ", all alike)"
-        if not ctx.record_path:
+        if record_path is None:
             notes.append(f"no data recorded for this launch: {recorded.data_note or 'layouts only'}; --check uses made-up inputs")
     else:
         origin = "as read from the wrapper's text (no run was recorded: an artifact target)"
 
     reference = cst.parse_module(ctx.reference.source).visit(_RenameReference(rename))
     return ModulePlan(
-        target=ctx.target,
-        graph_name=ctx.graph_name,
+        target=capture.target,
+        graph_name=ctx.graph.name,
         module_path=ctx.module_path,
         inductor_name=kernel.name,
         kind=kernel.kind,
-        aten_ops=ctx.aten_ops,
-        source_lines=ctx.source_lines,
-        torch_version=ctx.torch_version,
-        triton_version=ctx.triton_version,
-        device=ctx.device,
-        command=ctx.command,
+        aten_ops=tuple(kernel.comment.aten_ops),
+        source_lines=tuple(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in ctx.fusion.source_lines),
+        torch_version=capture.torch_version,
+        triton_version=capture.triton_version,
+        device=capture.device,
+        command=" ".join(["harvest", "extract", capture.target, *capture.command]),
         renamed=tuple((new, old, node) for new, old, node in ctx.code.mapping if new != old),
         notes=tuple(notes),
         kernel_name=ctx.code.kernel_name,
@@ -164,15 +159,20 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         arguments=arguments,
         arguments_origin=origin,
         storages=planned.storages,
-        outputs=tuple(rename.get(p, p) for p in ctx.outputs),
-        record_path=ctx.record_path or None,
-        record_device=ctx.record_device if ctx.record_path else None,
+        outputs=tuple(rename.get(p, p) for p in outputs),
+        record_path=record_path,
+        record_device=record_device(capture) if record_path else None,
         exact_possible=not code.uses_atomics,
         reference_code=reference.code.strip(),
         reference_params=tuple(rename.get(p, p) for p in ctx.reference.params),
         unchecked=tuple({rename.get(p, p): reason for p, reason in ctx.reference.unchecked}.items()),
         split_outputs=bool(ctx.reference.split_outputs),
     )
+
+
+def record_device(capture: Capture) -> str:
+    """Where the run's records were made: "cpu" or "cuda:<GPU name>" (outputs match bit for bit only there)."""
+    return f"cuda:{capture.gpu_name}" if capture.gpu_name else "cpu"
 
 
 def next_power_of_2(n: int) -> int:
