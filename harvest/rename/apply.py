@@ -200,8 +200,9 @@ def _dead_locals(facts: _Facts, scope: KernelScope, drop: set[int], merged: dict
     while changed:
         changed = False
         for name in facts.order:
-            if name in facts.params or name in merged:
-                continue
+            axis = _AXIS_NAME.match(name)
+            if name in facts.params or name in merged or axis and axis.group(2) in ("offset", "index", "base"):
+                continue  # a program's offsets and indices stay: the skeleton every kernel is read (and twinned) by
             lines = [_statement_of(a, scope.parents) for a in scope.assignments.get(name, [])]
             if not lines or all(id(line) in drop | dead for line in lines):
                 continue
