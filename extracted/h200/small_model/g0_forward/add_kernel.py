@@ -21,7 +21,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     BLOCK_SIZE <- XBLOCK
     block_start <- xoffset
     offsets <- xindex
-    mask <- xmask
     a <- tmp0
     bmm <- tmp1
     add <- tmp2  [add_3]
@@ -45,10 +44,9 @@ import triton.language as tl
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def add_kernel(bmm_ptr, a_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
-    n_elements = 1048576
+    n_elements = 1048576  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mask = tl.full([BLOCK_SIZE], True, tl.int1)[:]
     a = tl.load(a_ptr + (offsets), None)
     bmm = tl.load(bmm_ptr + (offsets), None)
     add = a + bmm
@@ -90,7 +88,7 @@ ARGUMENTS = {
 OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "13ef0b5b997a2fef881c7d0ded8c6b31acea896873f84d056122c17e2bb5e0d2"  # of the kernel text above as extracted
+KERNEL_SHA256 = "7b73bedb42dd3e9ec6fa648f3c3d9e1a238d3e762eadae5c840d4fc43f1109aa"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

@@ -22,7 +22,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     BLOCK_SIZE <- XBLOCK
     block_start <- xoffset
     offsets <- xindex
-    mask <- xmask
     addmm <- tmp0
     half <- tmp1
     mul <- tmp2
@@ -53,10 +52,9 @@ from triton.language.extra import libdevice
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_kernel(addmm_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
-    n_elements = 4194304
+    n_elements = 4194304  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mask = tl.full([BLOCK_SIZE], True, tl.int1)[:]
     addmm = tl.load(addmm_ptr + (offsets), None)
     half = tl.full([1], 0.5, tl.float32)
     mul = addmm * half
@@ -104,7 +102,7 @@ ARGUMENTS = {
 OUTPUTS = ['out_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "f1a4ca27adb76655178caba5fe0d16830a1fac0825087707af2b261ba53ad366"  # of the kernel text above as extracted
+KERNEL_SHA256 = "26d4f2c3142027887cdba5d6e7d6fe7da3efc13b6128e61520d84f5615845907"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

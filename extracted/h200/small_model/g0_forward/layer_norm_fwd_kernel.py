@@ -29,7 +29,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     rows <- xindex
     row_mask <- xmask
     cols <- r0_index
-    col_mask <- r0_mask
     a <- tmp0
     weight <- tmp24
     bias <- tmp26
@@ -79,14 +78,12 @@ from triton.language.extra import libdevice
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def layer_norm_fwd_kernel(rstd_ptr, a_ptr, weight_ptr, bias_ptr, mean_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
-    n_rows = 2048
-    n_cols = 512
+    n_cols = 512  # fixed: the whole row is one block (BLOCK_COLS = 512), as Inductor compiled it
     BLOCK_COLS: tl.constexpr = 512
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < n_rows
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = tl.full([BLOCK_COLS], True, tl.int1)[None, :]
     a = tl.load(a_ptr + (cols + 512*rows), row_mask, other=0.0)
     weight = tl.load(weight_ptr + (cols), None, eviction_policy='evict_last')
     bias = tl.load(bias_ptr + (cols), None, eviction_policy='evict_last')
@@ -162,7 +159,7 @@ ARGUMENTS = {
 OUTPUTS = ['rstd_ptr', 'mean_ptr', 'out_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "443b4151b86bf4c792040c4b45f40edca4428e080a7d62a373c0db69fe858283"  # of the kernel text above as extracted
+KERNEL_SHA256 = "bd1ae857156d0c4d4df39c05ca3053165800c861b2e7efa232e7883bc34f9426"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

@@ -24,7 +24,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     rows <- xindex
     row_mask <- xmask
     cols <- r0_index
-    col_mask <- r0_mask
     bmm <- tmp0
     one <- tmp1
     mul <- tmp2
@@ -59,14 +58,12 @@ from triton.language.extra import libdevice
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def softmax_kernel(bmm_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
-    n_rows = 2048
-    n_cols = 256
+    n_cols = 256  # fixed: the whole row is one block (BLOCK_COLS = 256), as Inductor compiled it
     BLOCK_COLS: tl.constexpr = 256
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < n_rows
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = tl.full([BLOCK_COLS], True, tl.int1)[None, :]
     bmm = tl.load(bmm_ptr + (cols + 256*rows), row_mask, other=0.0)
     one = tl.full([1, 1], 1.0, tl.float32)
     mul = bmm * one
@@ -118,7 +115,7 @@ ARGUMENTS = {
 OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = '../raw/g0_forward/records/triton_per_fused__softmax_amax_mul_sub_2.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "e8e71f1a2ed58d6dfbc31baff767b17341cde6c54e4c287d0eabace68ddb84ef"  # of the kernel text above as extracted
+KERNEL_SHA256 = "c3353b0d18bb349a1d42111e6397f703070d08618e2a7a250580f6b873cf9934"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

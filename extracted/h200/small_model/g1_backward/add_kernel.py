@@ -21,7 +21,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     BLOCK_SIZE <- XBLOCK
     block_start <- xoffset
     offsets <- xindex
-    mask <- xmask
     bmm <- tmp0
     bmm_1 <- tmp1
     add <- tmp2  [add_4]
@@ -47,10 +46,9 @@ import triton.language as tl
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def add_kernel(bmm_ptr, bmm_1_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
-    n_elements = 1048576
+    n_elements = 1048576  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mask = tl.full([BLOCK_SIZE], True, tl.int1)[:]
     bmm = tl.load(bmm_ptr + (offsets), None)
     bmm_1 = tl.load(bmm_1_ptr + (offsets), None)
     add = bmm + bmm_1
@@ -92,7 +90,7 @@ ARGUMENTS = {
 OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "aa2619f5142a4c655de894ebcc7ad35df1dba7c306a2026ae4a28646379b5dd3"  # of the kernel text above as extracted
+KERNEL_SHA256 = "538dee12201aff98616ce2231176db269528be9e26bf9ba6a60cc2f0088df23f"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

@@ -28,7 +28,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     rows <- xindex
     row_mask <- xmask
     cols <- r0_index
-    col_mask <- r0_mask
     a <- tmp0
     broadcast <- tmp1
     masked <- tmp3
@@ -51,14 +50,12 @@ import triton.language as tl
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def add_sum_kernel_1(a_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
-    n_rows = 512
-    n_cols = 16
+    n_cols = 16  # fixed: the whole row is one block (BLOCK_COLS = 16), as Inductor compiled it
     BLOCK_COLS: tl.constexpr = 16
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < n_rows
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = tl.full([BLOCK_COLS], True, tl.int1)[None, :]
     a = tl.load(a_ptr + (rows + 512*cols), row_mask, other=0.0)
     broadcast = tl.broadcast_to(a, [BLOCK_ROWS, BLOCK_COLS])
     masked = tl.where(row_mask, broadcast, 0)
@@ -102,7 +99,7 @@ ARGUMENTS = {
 OUTPUTS = ['out_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = '../raw/g1_backward/records/triton_per_fused_add_sum_view_3.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "fbc10b7c6497734c2c24310157e8f8bea9425d7e092db92e9e0f6eabff2a46f4"  # of the kernel text above as extracted
+KERNEL_SHA256 = "53907fbc4796af79e05bb919fdbf7842319cae4582c851b2d3f4d508427a1413"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

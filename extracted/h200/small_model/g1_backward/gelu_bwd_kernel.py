@@ -23,7 +23,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     BLOCK_SIZE <- XBLOCK
     block_start <- xoffset
     offsets <- xindex
-    mask <- xmask
     mm <- tmp0
     addmm <- tmp1
     const <- tmp2
@@ -63,10 +62,9 @@ from triton.language.extra import libdevice
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_bwd_kernel(mm_ptr, addmm_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
-    n_elements = 4194304
+    n_elements = 4194304  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mask = tl.full([BLOCK_SIZE], True, tl.int1)[:]
     mm = tl.load(mm_ptr + (offsets), None)
     addmm = tl.load(addmm_ptr + (offsets), None)
     const = tl.full([1], 0.7071067811865476, tl.float32)
@@ -123,7 +121,7 @@ ARGUMENTS = {
 OUTPUTS = ['mm_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "e7ed6542b55cf0488b2250173415ab56154ded7b25425566478b2c0315f19625"  # of the kernel text above as extracted
+KERNEL_SHA256 = "3a71e288ba33440496b4ab9ded2f974d8a6f9416f2db750467f15b47d6bf2197"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

@@ -25,7 +25,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     BLOCK_COLS <- R0_BLOCK
     row_start <- xoffset
     rows <- xindex
-    row_mask <- xmask
     col_base <- r0_base
     row_inner <- x0
     row_outer <- x1
@@ -58,11 +57,10 @@ import triton.language as tl
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_bwd_sum_kernel(mm_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
-    n_rows = 32768
-    n_cols = 128
+    n_rows = 32768  # fixed: at this size every block is full, so Inductor left out the bounds mask
+    n_cols = 128  # fixed: a loop bound, as Inductor compiled it (a run-time bound compiles to code whose last bits differ)
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
-    row_mask = tl.full([BLOCK_ROWS], True, tl.int1)[:, None]
     col_base = tl.arange(0, BLOCK_COLS)[None, :]
     row_inner = (rows % 2048)
     row_outer = rows // 2048
@@ -114,7 +112,7 @@ ARGUMENTS = {
 OUTPUTS = ['out_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "048dbd31fe700967b3d47c27c97bb626e173315faa0d13e7fc041121655bdddc"  # of the kernel text above as extracted
+KERNEL_SHA256 = "d14f8cb2e1ee26196b1d2736ffef4481bbbec633a777f323b4eca4b154da94e5"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

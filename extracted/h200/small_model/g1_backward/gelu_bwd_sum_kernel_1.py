@@ -27,7 +27,6 @@ Names (this module <- Inductor's output_code.py  [FX node]):
     rows <- xindex
     row_mask <- xmask
     cols <- r0_index
-    col_mask <- r0_mask
     a <- tmp0
     broadcast <- tmp1
     masked <- tmp3
@@ -50,14 +49,12 @@ import triton.language as tl
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_bwd_sum_kernel_1(a_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
-    n_rows = 2048
-    n_cols = 16
+    n_cols = 16  # fixed: the whole row is one block (BLOCK_COLS = 16), as Inductor compiled it
     BLOCK_COLS: tl.constexpr = 16
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < n_rows
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    col_mask = tl.full([BLOCK_COLS], True, tl.int1)[None, :]
     a = tl.load(a_ptr + (rows + 2048*cols), row_mask, other=0.0)
     broadcast = tl.broadcast_to(a, [BLOCK_ROWS, BLOCK_COLS])
     masked = tl.where(row_mask, broadcast, 0)
@@ -101,7 +98,7 @@ ARGUMENTS = {
 OUTPUTS = ['out_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = '../raw/g1_backward/records/triton_per_fused_gelu_gelu_backward_sum_view_6.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "a1b44adc746b85cc7aae63a7d886851ec63ef1ed92cf4433e9856e2048a14046"  # of the kernel text above as extracted
+KERNEL_SHA256 = "bdff07fa04d6073ad4e28516697cd1ef2b0ccf178b95ad3c3db4eeb93ef123ff"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

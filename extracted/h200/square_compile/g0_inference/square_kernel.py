@@ -44,7 +44,6 @@ import triton.language as tl
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def square_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
-    n_elements = 100000000
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
     mask = offsets < n_elements
@@ -88,7 +87,7 @@ ARGUMENTS = {
 OUTPUTS = ['out_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "370d7e54edc245979f93bed1ed6eed3f6c2f2a2ec5db21d561d8c5aa2087eb4d"  # of the kernel text above as extracted
+KERNEL_SHA256 = "b1b1c4b93b85bef9b6e16be6f5e45e9971a08b1ab5967324fbff89070dc75cfd"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 

@@ -93,7 +93,6 @@ extern "C" __global__ void add_sum_kernel(
     for (int64_t hv_tile = static_cast<int64_t>(blockIdx.x) * 32; hv_tile < hv_rows; hv_tile += static_cast<int64_t>(gridDim.x) * 32) {
         const bool hv_row_ok = hv_tile + threadIdx.x < hv_rows;  // the last tile's extra threads compute the last row, store nothing
         const int32_t rows = static_cast<int32_t>(hv_row_ok ? hv_tile + threadIdx.x : hv_rows - 1);
-        const bool row_mask = true;
         const int32_t col_base = static_cast<int32_t>(threadIdx.y);
         const int32_t row_inner = (rows % 512);
         const int32_t row_outer = (rows / 512);

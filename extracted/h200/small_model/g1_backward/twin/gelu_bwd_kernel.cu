@@ -57,7 +57,6 @@ extern "C" __global__ void gelu_bwd_kernel(
             #pragma unroll
             for (int hv_e = 0; hv_e < 4; ++hv_e) {
                 const int32_t offsets = static_cast<int32_t>(hv_base + hv_e);
-                const bool mask = true;
                 const float mm = mm_ptr_vec[hv_e];
                 const float addmm = addmm_ptr_vec[hv_e];
                 const float const_ = 0.7071067811865476f;
@@ -83,7 +82,6 @@ extern "C" __global__ void gelu_bwd_kernel(
             // the tail, or pointers not 16-byte aligned: one element at a time
             for (int64_t hv_linear = hv_base; hv_linear < hv_numel && hv_linear < hv_base + 4; ++hv_linear) {
                 const int32_t offsets = static_cast<int32_t>(hv_linear);
-                const bool mask = true;
                 const float mm = mm_ptr[offsets];
                 const float addmm = addmm_ptr[offsets];
                 const float const_ = 0.7071067811865476f;

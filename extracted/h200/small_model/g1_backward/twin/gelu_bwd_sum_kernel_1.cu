@@ -83,9 +83,8 @@ __device__ __forceinline__ T column_reduce(T value, Combine combine) {
 extern "C" __global__ void gelu_bwd_sum_kernel_1(
     const float* a_ptr,
     float* out_ptr,
-    int32_t n_rows_param,
+    int32_t n_rows,
     int32_t n_cols_param) {
-    const int32_t n_rows = 2048;
     const int32_t n_cols = 16;
     const int64_t hv_rows = n_rows;
     // the reduced dimension is the outer one: a block takes 32 neighbouring rows (threadIdx.x, so loads coalesce)
@@ -94,7 +93,6 @@ extern "C" __global__ void gelu_bwd_sum_kernel_1(
         const bool hv_row_ok = hv_tile + threadIdx.x < hv_rows;  // the last tile's extra threads compute the last row, store nothing
         const int32_t rows = static_cast<int32_t>(hv_row_ok ? hv_tile + threadIdx.x : hv_rows - 1);
         const bool row_mask = (rows < n_rows);
-        const bool col_mask = true;
         float hv_partial = 0.0f;
         for (int32_t hv_r0 = 0; hv_r0 < 16; hv_r0 += blockDim.y) {
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.y);

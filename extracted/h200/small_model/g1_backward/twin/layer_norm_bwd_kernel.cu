@@ -72,9 +72,8 @@ extern "C" __global__ void layer_norm_bwd_kernel(
     const float* grad_ptr,
     const float* bmm_ptr,
     float* out_ptr,
-    int32_t n_rows_param,
+    int32_t n_rows,
     int32_t n_cols_param) {
-    const int32_t n_rows = 2048;
     const int32_t n_cols = 512;
     const int64_t hv_rows = n_rows;
     // one thread block per row; its threads stride over the row's n_cols elements

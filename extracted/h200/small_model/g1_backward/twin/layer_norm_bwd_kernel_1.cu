@@ -78,7 +78,6 @@ extern "C" __global__ void layer_norm_bwd_kernel_1(
     // one thread block per row; its threads stride over the row's n_cols elements
     for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {
         const int32_t rows = static_cast<int32_t>(hv_row);
-        const bool row_mask = true;
         const int32_t col_base = static_cast<int32_t>(threadIdx.x);
         const int32_t row_inner = (rows % 512);
         const int32_t row_outer = (rows / 512);

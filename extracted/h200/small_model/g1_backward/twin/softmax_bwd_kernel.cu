@@ -66,16 +66,14 @@ __device__ __forceinline__ T block_reduce(T value, Combine combine) {
 extern "C" __global__ void softmax_bwd_kernel(
     float* bmm_ptr,
     const float* div_ptr,
-    int32_t n_rows_param,
+    int32_t n_rows,
     int32_t n_cols_param) {
-    const int32_t n_rows = 2048;
     const int32_t n_cols = 256;
     const int64_t hv_rows = n_rows;
     // one thread block per row; its threads stride over the row's 256 elements
     for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {
         const int32_t rows = static_cast<int32_t>(hv_row);
         const bool row_mask = (rows < n_rows);
-        const bool col_mask = true;
         float hv_partial = 0.0f;
         for (int32_t hv_r0 = 0; hv_r0 < 256; hv_r0 += blockDim.x) {
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);

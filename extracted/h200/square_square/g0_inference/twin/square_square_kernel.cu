@@ -42,8 +42,7 @@ __device__ __forceinline__ void store_vector(T* p, const T (&in)[N]) {
 extern "C" __global__ void square_square_kernel(
     const float* a_ptr,
     float* out_ptr,
-    int32_t n_elements_param) {
-    const int32_t n_elements = 100000000;
+    int32_t n_elements) {
     const int64_t hv_numel = static_cast<int64_t>(n_elements);
     const bool hv_aligned = hv::aligned16(a_ptr) && hv::aligned16(out_ptr);
     for (int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; hv_base < hv_numel; hv_base += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
