@@ -75,6 +75,38 @@ def test_an_unmasked_size_stays_fixed_and_says_why() -> None:
     assert "    n_elements = 1000  # fixed: at this size every block is full, so Inductor left out the bounds mask\n" in code
 
 
+def test_a_size_that_bounds_a_loop_stays_fixed_and_says_why() -> None:
+    """A run-time trip count compiles to other code (on the H200: results 1 ulp off the record), so a looped
+    reduction's row length stays compiled in; its row count, only a mask bound, becomes real."""
+    looped = """
+@triton.jit
+def triton_red_fused_sum_0(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+    xnumel = 64
+    r0_numel = 300
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    x0 = xindex
+    _tmp2 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+    for r0_offset in range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < r0_numel
+        r0_1 = r0_index
+        tmp0 = tl.load(in_ptr0 + (r0_1 + 300*x0), r0_mask & xmask, other=0.0)
+        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])
+        tmp3 = _tmp2 + tmp1
+        _tmp2 = tl.where(r0_mask & xmask, tmp3, _tmp2)
+    tmp2 = tl.sum(_tmp2, 1)[:, None]
+    tl.store(out_ptr0 + (x0), tmp2, xmask)
+"""
+    context = RenameContext(param_hints=(("in_ptr0", "a", "arg0_1"), ("out_ptr0", "", "buf0"), ("xnumel", "", "64"),
+                                         ("r0_numel", "", "300")))
+    code = rename_kernel(looped, context).code
+    assert "    n_cols = 300  # fixed: a loop bound, as Inductor compiled it" in code
+    assert "n_rows = 64" not in code and "row_mask = rows < n_rows" in code
+
+
 def test_dead_locals_go_only_when_computing_them_has_no_effect() -> None:
     """An unused load or call with an effect stays; unused pure values (and what only they read) go."""
     kernel = SIZED.replace("    tmp0 =", "    tmp5 = tl.load(in_ptr0 + (x1), xmask)\n    tmp6 = x1 * 2\n    tmp0 =")
