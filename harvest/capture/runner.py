@@ -63,11 +63,14 @@ def run_target(
     record_cap_mib: float = 1024,
     record_total_cap_mib: float = 4096,
     artifact: bool = False,
+    while_running: Callable[[Path, Callable[[str], str]], Callable[[], None]] | None = None,
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
 
     Every kernel launch is recorded; the data of each kernel's first launch in each graph goes to
     `record_dir/<graph index>/<kernel>.pt` (record="layouts", or no record_dir: layouts and values only).
+    `while_running(capture_dir, normalise)` starts work on the graphs as they are captured and returns the function
+    that stops it, called as soon as the target's process has ended.
     """
     with tempfile.TemporaryDirectory(prefix="harvest-") as tmp:
         tmp_path = Path(tmp)
@@ -122,6 +125,8 @@ def run_target(
         pumps = [threading.Thread(target=pump_stderr, daemon=True), threading.Thread(target=pump_stdout, daemon=True)]
         for pump in pumps:
             pump.start()
+        stop_meanwhile = while_running(capture_dir, lambda text: normalise_kernel_paths(text, cache_dir)) \
+            if while_running is not None else (lambda: None)
         timed_out = interrupted = False
         try:
             child.wait(timeout=timeout)
@@ -133,6 +138,7 @@ def run_target(
             interrupted = True
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
+        stop_meanwhile()
         for pump in pumps:
             pump.join(timeout=5)
         seconds = time.monotonic() - started

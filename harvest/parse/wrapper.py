@@ -4,6 +4,8 @@ syntax errors that name the line."""
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import io
 import tokenize
 
@@ -23,7 +25,16 @@ from harvest.parse.values import _device, _dtype, _kwargs, _plain, _positional, 
 
 
 def parse_output_code(source: str, name: str = "g0_unknown", role: GraphRole = "unknown") -> Graph:
-    """Parse an Inductor output_code.py into a `Graph`; raise `ParseError` (one line) when it is not one."""
+    """Parse an Inductor output_code.py into a `Graph`; raise `ParseError` (one line) when it is not one.
+
+    A source is read once per process (`harvest extract` reads each graph while the target still runs, then again
+    after it: the second read is this cache); the Graph is frozen, so sharing it is safe."""
+    return dataclasses.replace(_parse_source(source), name=name, role=role)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_source(source: str) -> Graph:
+    name, role = "g0_unknown", "unknown"
     module = _parse_module(source)
     gathered = _ModuleGatherer()
     module.visit(gathered)

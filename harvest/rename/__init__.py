@@ -13,6 +13,8 @@ sees the same value as the original. The scheme is documented in docs/naming.md.
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from harvest.model import Graph, Kernel, Launch
@@ -72,8 +74,12 @@ def strip_inductor_decorators(source: str) -> str:
         return source
 
 
+@functools.lru_cache(maxsize=4096)
 def rename_kernel(source: str, context: RenameContext | None = None) -> RenameResult:
-    """Rename Inductor's anonymous names in one kernel module; never raises, never returns a half-renamed kernel."""
+    """Rename Inductor's anonymous names in one kernel module; never raises, never returns a half-renamed kernel.
+
+    Pure, so its results are kept per process: `harvest extract` renames each kernel while the target still runs
+    (harvest/prewarm.py), and the renders after the run find the result here."""
     context = context or RenameContext()
     try:
         stripped = _standalone(_parsed(source))
