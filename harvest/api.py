@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harvest import __version__
 from harvest.capture.artifacts import (
     CAPTURE_JSON,
     capture_record,
@@ -37,8 +36,9 @@ from harvest.errors import (
     UsageError,
 )
 from harvest.fusion import KernelFusion, graph_fusion
-from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch, RecordedLaunch
-from harvest.module_plan import ModuleContext, RenderError, plan_module, record_device
+from harvest.manifest import KernelOutcome, extraction_json, generated_files_json, graph_json, kernel_json
+from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
+from harvest.module_plan import ModuleContext, RenderError, plan_module
 from harvest.parse import parse_output_code
 from harvest.reference import build_reference
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
@@ -51,7 +51,6 @@ from harvest.writer import (
     fresh_staging,
     place_records,
     remove_stale_raw,
-    sha256,
     write_generated,
     write_manifest,
     write_raw,
@@ -68,6 +67,15 @@ class ExtractResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, reason) not made standalone
     writes: WriteReport = field(default_factory=WriteReport)
     outcome: RunOutcome | None = None  # None for artifact targets
+
+
+@dataclass(frozen=True)
+class GraphResult:
+    """One graph's share of an extraction: its manifest entry, its modules {path: source}, the kernels left out."""
+
+    entry: dict
+    files: dict[str, str]
+    skipped: tuple[tuple[str, str], ...]  # (kernel, reason), in the graph's kernel order
 
 
 def default_out_dir(target: Path) -> Path:
@@ -161,7 +169,6 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
                       on_progress: Progress) -> ExtractResult:
     """raw/ first (nothing captured is ever lost), then every graph's modules, report.md and manifest.json."""
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
-    target_text = capture.target  # a replayed raw/ keeps the original target, so its output is identical
     replay = target.is_dir() and (out.resolve() == target.resolve() or out.resolve() == target.resolve().parent)
     if not replay:  # replaying an extraction in place: its raw/ is the input, leave it as it is
         try:
@@ -183,29 +190,18 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
         )
 
     result = ExtractResult(out_dir=out, manifest={}, outcome=outcome)
-    files: dict[str, str] = {}
-    graph_entries = []
+    graphs: list[GraphResult] = []
     for captured in capture.graphs:
         try:
-            entry = extract_graph(captured, capture, names, files, result, on_progress)
+            graphs.append(extract_graph(captured, capture, names, on_progress))
         except ParseError as exc:
             raise ParseError(f"{exc}; the capture is kept in {out}/raw/{captured.name}/output_code.py") from exc
-        graph_entries.append(entry)
+    files = {path: source for done in graphs for path, source in done.files.items()}
+    result.skipped = [skip for done in graphs for skip in done.skipped]
 
-    manifest = {
-        "harvest_version": __version__,
-        "target": target_text,
-        "command": ["harvest", "extract", target_text, *(["--", *capture.command] if capture.command else [])],
-        "mode": capture.mode,
-        "device": capture.device,
-        "gpu": capture.gpu_name,
-        "torch": capture.torch_version,
-        "triton": capture.triton_version,
-        "names": names,
-        "graphs": graph_entries,
-    }
+    manifest = extraction_json(capture, names, [done.entry for done in graphs])
     files["report.md"] = render_report(manifest)
-    manifest["generated_files"] = {path: sha256(text) for path, text in sorted(files.items())}
+    manifest["generated_files"] = generated_files_json(files)
     result.writes = write_generated(out, files, force=force)
     if result.writes.failed:  # disk full: the manifest says which files are missing and why
         manifest["not_written"] = dict(sorted(result.writes.failed.items()))
@@ -288,10 +284,8 @@ def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int
     return capture, replace(outcome, capture=capture)
 
 
-def extract_graph(
-    captured: CapturedGraph, capture: Capture, names: str, files: dict[str, str], result: ExtractResult, on_progress: Progress
-) -> dict:
-    """Parse one captured graph and render its kernels into `files`; returns its manifest entry."""
+def extract_graph(captured: CapturedGraph, capture: Capture, names: str, on_progress: Progress) -> GraphResult:
+    """Parse one captured graph and render its kernels: its manifest entry, its module files, its skipped kernels."""
     try:
         graph = parse_output_code(captured.source, name=captured.name, role=captured.role)
     except ParseError as exc:
@@ -299,68 +293,43 @@ def extract_graph(
     readable = kernel_names(graph) if names == "readable" else {k.name: k.name for k in graph.kernels}
     fusion = graph_fusion(graph, captured.provenance)
     kernel_fusions = {kf.kernel: kf for kf in fusion.kernel_fusions}  # computed once, for the graph and each kernel
-    kernels = []
-    jobs: list[tuple[Kernel, Launch, dict, str, KernelFusion]] = []
+    planned: list[KernelOutcome] = []
+    jobs: list[RenderJob] = []
     for kernel in graph.kernels:
         launches = graph.launches_of(kernel.name)
-        entry = {
-            "name": kernel.name,
-            "display_name": readable.get(kernel.name, kernel.name),
-            "kind": kernel.kind,
-            "module": None,
-            "sha256": None,
-            "standalone_reason": kernel.standalone_reason,
-            "launches": len(launches),
-            "autotune": _winner_json(captured, kernel),
-            "fusion": kernel_fusions[kernel.name].to_json(),
-        }
-        recorded = captured.recorded.get(kernel.name)
-        entry["recorded"] = _recorded_json(recorded, graph.name, capture)
-        if kernel.standalone_reason is None and not launches:
-            entry["standalone_reason"] = "never launched in call(): no shapes to build inputs from"
-        if entry["standalone_reason"] is None:
-            jobs.append((kernel, launches[0], entry, f"{graph.name}/{entry['display_name']}.py", kernel_fusions[kernel.name]))
-        kernels.append(entry)
-    rendered = render_all(captured, capture, graph, names, jobs)
-    standalone = 0
-    for (_, _, entry, path, _), (source, reason) in zip(jobs, rendered):
-        if source is None:
-            entry["standalone_reason"] = reason
-        else:
-            files[path] = source
-            entry["module"] = path
-            entry["sha256"] = sha256(source)
-            standalone += 1
-    result.skipped += [(e["name"], e["standalone_reason"]) for e in kernels if e["standalone_reason"] is not None]
-    on_progress(f"{graph.name}: {len(graph.kernels)} Triton kernels, {standalone} standalone modules, {len(graph.externs)} extern calls")
-    return {
-        "name": graph.name,
-        "role": graph.role,
-        "aot_id": captured.aot_id,
-        "compile_id": captured.compile_id,
-        "raw": f"raw/{graph.name}/output_code.py",
-        "raw_sha256": sha256(captured.source),
-        "kernels": kernels,
-        "externs": [
-            {"op": e.op, "args": list(e.args), "out": e.out, "order": e.order} for e in graph.externs
-        ],
-        "launches": [
-            {"kernel": launch.kernel, "order": launch.order, "args": [
-                {"param": a.param, "expr": a.expr, "buffer": a.buffer} for a in launch.args
-            ]}
-            for launch in graph.launches
-        ],
-        "unparsed": list(graph.unparsed),
-        "fusion": fusion.to_json(),
-    }
+        display_name = readable.get(kernel.name, kernel.name)
+        reason = kernel.standalone_reason
+        if reason is None and not launches:
+            reason = "never launched in call(): no shapes to build inputs from"
+        planned.append(KernelOutcome(kernel, display_name, len(launches), standalone_reason=reason))
+        if reason is None:
+            jobs.append((kernel, launches[0], display_name, f"{graph.name}/{display_name}.py", kernel_fusions[kernel.name]))
+    rendered = iter(zip(jobs, render_all(captured, capture, graph, names, jobs)))  # one per planned kernel without a reason
+    outcomes = []
+    for outcome in planned:
+        if outcome.standalone_reason is None:
+            (_, _, _, path, _), (source, reason) = next(rendered)
+            outcome = replace(outcome, module=path, source=source) if source is not None else replace(outcome, standalone_reason=reason)
+        outcomes.append(outcome)
+    made = [outcome for outcome in outcomes if outcome.source is not None]
+    on_progress(f"{graph.name}: {len(graph.kernels)} Triton kernels, {len(made)} standalone modules, {len(graph.externs)} extern calls")
+    kernels = [kernel_json(o, captured, capture, graph.name, kernel_fusions[o.kernel.name]) for o in outcomes]
+    return GraphResult(
+        entry=graph_json(captured, graph, kernels, fusion),
+        files={o.module: o.source for o in made},  # type: ignore[misc]
+        skipped=tuple((o.kernel.name, o.standalone_reason) for o in outcomes if o.standalone_reason is not None),
+    )
 
+
+# One kernel to render: the kernel, its first launch, its display name, its module's path, its fusion.
+RenderJob = tuple[Kernel, Launch, str, str, KernelFusion]
 
 # What the render workers need: set before they fork, so nothing is pickled but an index and the result.
 _RENDER_CONTEXT: tuple | None = None
 
 
 def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: str,
-               jobs: list[tuple[Kernel, Launch, dict, str, KernelFusion]]) -> list[tuple[str | None, str | None]]:
+               jobs: list[RenderJob]) -> list[tuple[str | None, str | None]]:
     """Render every kernel module of a graph: (source, None) or (None, why not), in job order.
 
     Renaming with libcst is the slow part of an extraction (~0.2-0.5 s a kernel), and kernels are independent: on a
@@ -387,9 +356,9 @@ def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: s
 def _render_job(index: int) -> tuple[str | None, str | None]:
     assert _RENDER_CONTEXT is not None
     captured, capture, graph, names, jobs = _RENDER_CONTEXT
-    kernel, launch, entry, path, fusion = jobs[index]
+    kernel, launch, display_name, path, fusion = jobs[index]
     try:
-        return build_module(captured, capture, graph, kernel, launch, entry, names, path, fusion), None
+        return build_module(captured, capture, graph, kernel, launch, display_name, names, path, fusion), None
     except (RenderError, SyntaxError) as exc:
         return None, f"could not render: {exc}"
     except Exception as exc:  # a bug on one odd kernel must not cost the user every other kernel
@@ -397,12 +366,12 @@ def _render_job(index: int) -> tuple[str | None, str | None]:
 
 
 def build_module(
-    captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, entry: dict, names: str, path: str,
-    fusion: KernelFusion,
+    captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, display_name: str, names: str,
+    path: str, fusion: KernelFusion,
 ) -> str:
     """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source."""
     if names == "readable":
-        code = rename_kernel(kernel.source, build_context(kernel, launch, graph, entry["display_name"]))
+        code = rename_kernel(kernel.source, build_context(kernel, launch, graph, display_name))
     else:
         plain = strip_inductor_decorators(kernel.source)
         code = RenameResult(plain, kernel.name, mapping=(), params=tuple((p, p) for p in kernel.signature), ok=True)
@@ -419,28 +388,6 @@ def build_module(
         recorded=captured.recorded.get(kernel.name),
     )
     return render(plan_module(context))
-
-
-def _recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture) -> dict | None:
-    """The manifest's summary of a kernel's recorded launch."""
-    if recorded is None:
-        return None
-    return {
-        "launches": recorded.launches,
-        "distinct": recorded.distinct,
-        "grid": list(recorded.grid) if recorded.grid else None,
-        "data": f"raw/{graph}/records/{recorded.data}" if recorded.data else None,
-        "data_bytes": sum(s.hi - s.lo for s in recorded.storages) if recorded.data else 0,
-        "note": recorded.data_note,
-        "device": record_device(capture),
-    } | ({"checksums": list(recorded.checksums)} if recorded.checksums else {})
-
-
-def _winner_json(captured: CapturedGraph, kernel: Kernel) -> dict | None:
-    winner = captured.winners.get(kernel.name)
-    if winner is None:
-        return None
-    return {"kwargs": winner.kwargs, "num_warps": winner.num_warps, "num_stages": winner.num_stages, "chosen_by": winner.chosen_by}
 
 
 def _check_artifact_device(capture: Capture, device: str) -> None:

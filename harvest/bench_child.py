@@ -10,7 +10,7 @@ reads in its own process; this child runs them for the user, as the plan says:
   * a graph's raw/<graph>/output_code.py (Inductor's wrapper module) is imported only when the plan allows it (the
     extraction was made by running a target, or the user passed --run-artifact): its call(get_args()) runs under the
     profiler, which gives each kernel's device time inside its graph, and its kernel objects (Inductor's own
-    launchers, pinned to the config the run used) are launched alone on the module's inputs;
+    launchers, pinned to the config the run used) are launched alone on the module's inputs (harvest.bench_inductor);
   * sweeps (each config checked once against the record before it is timed), profiler tables, the Chrome trace.
 
 RESULTS.json is rewritten after every kernel, and its "current" names the kernel in progress: a crash (a sticky CUDA
@@ -29,6 +29,13 @@ import os
 import sys
 import traceback
 from pathlib import Path
+
+from harvest.bench_inductor import (
+    alone,
+    flushed_before_each_kernel,  # noqa: F401  (tests import it from here, where it was)
+    in_graph,
+    pin_winners,
+)
 
 PROGRESS = "[harvest] "
 
@@ -76,122 +83,6 @@ def _device_ok() -> bool:
         return True
     except Exception:
         return False
-
-
-# -- Inductor's own kernels: in their graph, and alone -----------------------------------------------------------------
-
-
-def _config_json(config) -> dict:
-    return {
-        "kwargs": {k: v for k, v in config.kwargs.items() if isinstance(v, int)},
-        "num_warps": int(config.num_warps),
-        "num_stages": int(config.num_stages),
-    }
-
-
-def _matches(config, winner: dict) -> bool:
-    return (
-        all(config.kwargs.get(k) == v for k, v in winner["kwargs"].items())
-        and int(config.num_warps) == winner["num_warps"]
-        and int(config.num_stages) == winner["num_stages"]
-    )
-
-
-def pin_winners(module, winners: dict) -> None:
-    """Make each kernel's autotuner pick the config the recorded run used instead of benchmarking its candidates
-    again (another pick would make the comparison one of two configs, not of two launch paths)."""
-    for name, winner in winners.items():
-        tuner = getattr(module, name, None)
-        if tuner is None or not hasattr(tuner, "autotune_to_one_config"):
-            continue
-        original = tuner.autotune_to_one_config
-
-        def pick(*args, _tuner=tuner, _winner=winner, _original=original, **kwargs):
-            same = [launcher for launcher in _tuner.launchers if _matches(launcher.config, _winner)]
-            if same:
-                _tuner.launchers = same[:1]
-            else:
-                _original(*args, **kwargs)
-
-        tuner.autotune_to_one_config = pick
-
-
-class flushed_before_each_kernel:
-    """Within the block, each named kernel of the graph module flushes L2 right before it runs: the cache state the
-    extracted kernel is timed in. (As the graph runs, a kernel finds in L2 what the kernel before it wrote.)"""
-
-    def __init__(self, module, names, flush) -> None:
-        self.tuners = [t for t in (getattr(module, n, None) for n in names) if t is not None and hasattr(t, "run")]
-        self.flush = flush
-
-    def __enter__(self) -> None:
-        for tuner in self.tuners:
-            def run(*args, _run=tuner.run, **kwargs):
-                self.flush.zero_()
-                return _run(*args, **kwargs)
-
-            tuner.run = run  # an instance attribute in front of the class's method
-
-    def __exit__(self, *exc) -> None:
-        for tuner in self.tuners:
-            vars(tuner).pop("run", None)
-
-
-def in_graph(graph: dict, index: int, flush, iterations: int) -> tuple[object, list, dict]:
-    """Import the graph's wrapper module, run call(get_args()) under the profiler; per kernel, the device times of
-    its first launch in each call (the launch the record and the module are about): once with L2 flushed right
-    before each kernel (the figure the extracted kernel is compared with: both start from a cold L2), once as the
-    graph runs (L2 flushed before each call only)."""
-    import torch
-
-    from harvest.timing import device_times, summarize
-
-    def first_launches(durations: dict, name: str) -> list:
-        found = durations.get(name, [])
-        per_call = max(1, graph["launches"].get(name, 1))
-        return found[0::per_call] if len(found) == iterations * per_call else found
-
-    module = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
-    pin_winners(module, graph["winners"])
-    torch.manual_seed(0)  # get_args() draws random inputs (zeros for integer tensors: indices stay in bounds)
-    inputs = list(module.get_args())
-    for _ in range(3):  # the first call compiles and (pinned) picks each kernel's config
-        module.call(list(inputs))
-    torch.cuda.synchronize()
-    as_it_runs = device_times(lambda: module.call(list(inputs)), graph["kernels"], flush, reps=iterations)
-    with flushed_before_each_kernel(module, graph["kernels"], flush):
-        durations = device_times(lambda: module.call(list(inputs)), graph["kernels"], flush, reps=iterations)
-    kernels = {}
-    for name in graph["kernels"]:
-        found = durations.get(name, [])
-        first = first_launches(durations, name)
-        warm = summarize(first_launches(as_it_runs, name))
-        tuner = getattr(module, name, None)
-        launchers = getattr(tuner, "launchers", None) or []
-        used = _config_json(launchers[0].config) if len(launchers) == 1 and hasattr(launchers[0], "config") else None
-        winner = graph["winners"].get(name)
-        summary = summarize(first)
-        kernels[name] = {
-            "device": summary._asdict() if summary else None,
-            "device_as_it_runs": warm._asdict() if warm else None,
-            "events": len(found),
-            "launches_per_call": max(1, graph["launches"].get(name, 1)),
-            "config": used,
-            "recorded_config": winner,
-            "pinned": bool(used and winner and launchers and _matches(launchers[0].config, winner)),
-        }
-    return module, inputs, kernels
-
-
-def alone(tuner, args: dict, grid: list | None):
-    """Launch Inductor's own kernel object on the module's arguments (their order is the kernel's)."""
-    import torch
-
-    values = list(args.values())
-    stream = torch.cuda.current_stream().cuda_stream
-    if "grid" in inspect.signature(tuner.run).parameters:  # torch < 2.7 passed the grid at each launch
-        return lambda: tuner.run(*values, grid=tuple(grid or (1,)), stream=stream)
-    return lambda: tuner.run(*values, stream=stream)
 
 
 # -- one kernel module -------------------------------------------------------------------------------------------------
@@ -478,7 +369,9 @@ def main(argv: list[str]) -> int:
                     inputs = list(graph_module.get_args())
                 else:
                     progress(f"{graph['name']}: running Inductor's call() under the profiler ({plan['graph_iterations']} calls)")
-                    graph_module, inputs, kernels = in_graph(graph, index, flush, plan["graph_iterations"])
+                    loaded = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
+                    inputs, kernels = in_graph(loaded, graph, flush, plan["graph_iterations"])
+                    graph_module = loaded  # only once it ran: a graph that failed has no kernels to launch alone
                     results.data["graphs"][graph["name"]] = {"kernels": kernels}
                     results.save()
                 if plan.get("profile"):
