@@ -4,9 +4,11 @@ reduction, the leading constants, the parameters, and the finished .cu and launc
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field, replace
 
 from harvest.resources import load_template
+from harvest.shapes import evaluate_node
 from harvest.syntax import dotted
 from harvest.twin.cpp import Emitter, Var
 from harvest.twin.facts import FLOATS, ModuleFacts, NoTwin, TwinSource
@@ -141,9 +143,10 @@ def _split_prologue(facts: ModuleFacts, axes: Axes) -> tuple[list[ast.stmt], lis
             break
         prologue.append(stmt)
         allowed.add(name)
-        try:
-            known[name] = int(eval(compile(ast.Expression(stmt.value), "<constant>", "eval"), {"__builtins__": {}}, dict(known)))  # noqa: S307 - names are only known ints
-        except Exception:  # a runtime parameter: not a known constant
+        value = evaluate_node(stmt.value, known)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            known[name] = int(value)
+        else:  # a runtime parameter: not a known constant
             known.pop(name, None)
     else:
         index = len(facts.body)
