@@ -237,11 +237,10 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     kernel = _kernel_def(module)
     assert kernel is not None  # _standalone checked
     old_kernel = kernel.name.value
-    scope = kernel_scope(module, kernel)
+    facts = _Facts(params=[p.name.value for p in kernel.params.params])
+    scope = kernel_scope(module, kernel, also=_Gather(facts))  # names, reads and facts in one walk
     parents = scope.parents
     assignments = lambda name: scope.assignments.get(name, [])  # noqa: E731
-    facts = _Facts(params=[p.name.value for p in kernel.params.params])
-    kernel.visit(_Gather(facts))
     if kernel.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or kernel.params.kwonly_params:
         raise ValueError("the kernel takes *args or keyword-only parameters")
 

@@ -44,8 +44,9 @@ class KernelScope:
 
 
 class _Walk(cst.CSTVisitor):
-    def __init__(self, kernel: cst.FunctionDef) -> None:
+    def __init__(self, kernel: cst.FunctionDef, also: cst.CSTVisitor | None = None) -> None:
         self.kernel = kernel
+        self.also = also  # a visitor whose visit_<Node> methods see the kernel's nodes in this same walk
         self.module_scope = _Scope(None)
         self.scope = self.module_scope
         self.kernel_scope: _Scope | None = None
@@ -65,6 +66,10 @@ class _Walk(cst.CSTVisitor):
         if id(node) in self.outer:
             self.entered[id(node)] = self.scope
             self.scope = self.outer[id(node)]
+        if self.also is not None and self.kernel_scope is not None and self._in_kernel():
+            method = getattr(self.also, f"visit_{type(node).__name__}", None)
+            if method is not None:
+                method(node)
         if isinstance(node, cst.Name):
             self._name(node)
         elif isinstance(node, (cst.Tuple, cst.List)) and id(node) in self.stores:
@@ -96,6 +101,12 @@ class _Walk(cst.CSTVisitor):
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             raise ValueError("the kernel module uses global or nonlocal")
         return True
+
+    def _in_kernel(self) -> bool:
+        scope: _Scope | None = self.scope
+        while scope is not None and scope is not self.kernel_scope:
+            scope = scope.parent
+        return scope is not None
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.stack.pop()
@@ -158,9 +169,11 @@ class _Walk(cst.CSTVisitor):
         self.scope = inner
 
 
-def kernel_scope(module: cst.Module, kernel: cst.FunctionDef) -> KernelScope:
-    """One walk of `module` (which holds `kernel` as a module-level def)."""
-    walk = _Walk(kernel)
+def kernel_scope(module: cst.Module, kernel: cst.FunctionDef, also: cst.CSTVisitor | None = None) -> KernelScope:
+    """One walk of `module` (which holds `kernel` as a module-level def). `also`'s visit_<Node> methods are called on
+    the nodes inside the kernel's body and parameters, in the same walk (its return values are ignored: it sees
+    every node)."""
+    walk = _Walk(kernel, also)
     module.visit(walk)
     scope = walk.kernel_scope
     if scope is None:
