@@ -40,6 +40,7 @@ from harvest.manifest import KernelOutcome, extraction_json, generated_files_jso
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
 from harvest.module_plan import ModuleContext, RenderError, plan_module
 from harvest.parse import parse_output_code
+from harvest.prewarm import start_prewarm
 from harvest.reference import build_reference
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import render
@@ -151,7 +152,7 @@ def extract(
         outcome = run_target(
             target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
             on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
-            record_total_cap_mib=record_total_cap_mib,
+            record_total_cap_mib=record_total_cap_mib, while_running=start_prewarm if names == "readable" else None,
         )
         capture = outcome.capture
         warm.join()
