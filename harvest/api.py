@@ -35,7 +35,7 @@ from harvest.errors import (
     TimeoutError_,
     UsageError,
 )
-from harvest.fusion import KernelFusion, graph_fusion
+from harvest.fusion import GraphFusion, KernelFusion, graph_fusion
 from harvest.manifest import KernelOutcome, extraction_json, generated_files_json, graph_json, kernel_json
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
 from harvest.module_plan import ModuleContext, RenderError, plan_module
@@ -191,12 +191,14 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
         )
 
     result = ExtractResult(out_dir=out, manifest={}, outcome=outcome)
-    graphs: list[GraphResult] = []
+    plans: list[GraphPlan] = []
     for captured in capture.graphs:
         try:
-            graphs.append(extract_graph(captured, capture, names, on_progress))
+            plans.append(plan_graph(captured, capture, names))
         except ParseError as exc:
             raise ParseError(f"{exc}; the capture is kept in {out}/raw/{captured.name}/output_code.py") from exc
+    rendered = iter(render_all(capture, names, [(plan, job) for plan in plans for job in plan.jobs]))
+    graphs = [finish_graph(plan, capture, [next(rendered) for _ in plan.jobs], on_progress) for plan in plans]
     files = {path: source for done in graphs for path, source in done.files.items()}
     result.skipped = [skip for done in graphs for skip in done.skipped]
 
@@ -285,8 +287,20 @@ def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int
     return capture, replace(outcome, capture=capture)
 
 
-def extract_graph(captured: CapturedGraph, capture: Capture, names: str, on_progress: Progress) -> GraphResult:
-    """Parse one captured graph and render its kernels: its manifest entry, its module files, its skipped kernels."""
+@dataclass(frozen=True)
+class GraphPlan:
+    """One graph, parsed, with its fusion and its kernels sorted into render jobs and kernels with a reason."""
+
+    captured: CapturedGraph
+    graph: Graph
+    fusion: GraphFusion
+    kernel_fusions: dict[str, KernelFusion]
+    planned: tuple[KernelOutcome, ...]
+    jobs: tuple[RenderJob, ...]  # one per planned kernel without a reason, in order
+
+
+def plan_graph(captured: CapturedGraph, capture: Capture, names: str) -> GraphPlan:
+    """Parse one captured graph, compute its fusion once, and say which kernels get a module."""
     try:
         graph = parse_output_code(captured.source, name=captured.name, role=captured.role)
     except ParseError as exc:
@@ -305,21 +319,34 @@ def extract_graph(captured: CapturedGraph, capture: Capture, names: str, on_prog
         planned.append(KernelOutcome(kernel, display_name, len(launches), standalone_reason=reason))
         if reason is None:
             jobs.append((kernel, launches[0], display_name, f"{graph.name}/{display_name}.py", kernel_fusions[kernel.name]))
-    rendered = iter(zip(jobs, render_all(captured, capture, graph, names, jobs)))  # one per planned kernel without a reason
+    return GraphPlan(captured, graph, fusion, kernel_fusions, tuple(planned), tuple(jobs))
+
+
+def finish_graph(plan: GraphPlan, capture: Capture, rendered: list[tuple[str | None, str | None]],
+                 on_progress: Progress) -> GraphResult:
+    """A graph's manifest entry, module files and skipped kernels, from its plan and its jobs' renders (in order)."""
+    made_by_job = iter(zip(plan.jobs, rendered))
     outcomes = []
-    for outcome in planned:
+    for outcome in plan.planned:
         if outcome.standalone_reason is None:
-            (_, _, _, path, _), (source, reason) = next(rendered)
+            (_, _, _, path, _), (source, reason) = next(made_by_job)
             outcome = replace(outcome, module=path, source=source) if source is not None else replace(outcome, standalone_reason=reason)
         outcomes.append(outcome)
     made = [outcome for outcome in outcomes if outcome.source is not None]
+    graph, captured = plan.graph, plan.captured
     on_progress(f"{graph.name}: {len(graph.kernels)} Triton kernels, {len(made)} standalone modules, {len(graph.externs)} extern calls")
-    kernels = [kernel_json(o, captured, capture, graph.name, kernel_fusions[o.kernel.name]) for o in outcomes]
+    kernels = [kernel_json(o, captured, capture, graph.name, plan.kernel_fusions[o.kernel.name]) for o in outcomes]
     return GraphResult(
-        entry=graph_json(captured, graph, kernels, fusion),
+        entry=graph_json(captured, graph, kernels, plan.fusion),
         files={o.module: o.source for o in made},  # type: ignore[misc]
         skipped=tuple((o.kernel.name, o.standalone_reason) for o in outcomes if o.standalone_reason is not None),
     )
+
+
+def extract_graph(captured: CapturedGraph, capture: Capture, names: str, on_progress: Progress) -> GraphResult:
+    """Parse one captured graph and render its kernels: its manifest entry, its module files, its skipped kernels."""
+    plan = plan_graph(captured, capture, names)
+    return finish_graph(plan, capture, render_all(capture, names, [(plan, job) for job in plan.jobs]), on_progress)
 
 
 # One kernel to render: the kernel, its first launch, its display name, its module's path, its fusion.
@@ -329,17 +356,16 @@ RenderJob = tuple[Kernel, Launch, str, str, KernelFusion]
 _RENDER_CONTEXT: tuple | None = None
 
 
-def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: str,
-               jobs: list[RenderJob]) -> list[tuple[str | None, str | None]]:
-    """Render every kernel module of a graph: (source, None) or (None, why not), in job order.
+def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJob]]) -> list[tuple[str | None, str | None]]:
+    """Render kernel modules, of one graph or of all: (source, None) or (None, why not), in job order.
 
-    Renaming with libcst is the slow part of an extraction (~0.2-0.5 s a kernel), and kernels are independent: on a
-    machine with several cores they render in forked worker processes. The parent imports torch first (the
-    reference needs it; never CUDA: nothing here touches a device), so forking is cheap and safe. The result is the
-    same, byte for byte, as rendering one after the other (gpt2's 35 kernels on 2 cores: 6.2 s -> 4.7 s).
+    Renaming with libcst is the slow part of an extraction, and kernels are independent: on a machine with several
+    cores they render in forked worker processes, one pool for every graph of the extraction (most graphs hold only
+    a few kernels). The parent imports torch first (the reference needs it; never CUDA: nothing here touches a
+    device), so forking is cheap and safe. The result is the same, byte for byte, as rendering one after the other.
     """
     global _RENDER_CONTEXT
-    _RENDER_CONTEXT = (captured, capture, graph, names, jobs)
+    _RENDER_CONTEXT = (capture, names, jobs)
     workers = min(len(jobs), os.cpu_count() or 1, 8)
     try:
         if workers < 2 or len(jobs) < 4 or "fork" not in multiprocessing.get_all_start_methods():
@@ -356,10 +382,10 @@ def render_all(captured: CapturedGraph, capture: Capture, graph: Graph, names: s
 
 def _render_job(index: int) -> tuple[str | None, str | None]:
     assert _RENDER_CONTEXT is not None
-    captured, capture, graph, names, jobs = _RENDER_CONTEXT
-    kernel, launch, display_name, path, fusion = jobs[index]
+    capture, names, jobs = _RENDER_CONTEXT
+    plan, (kernel, launch, display_name, path, fusion) = jobs[index]
     try:
-        return build_module(captured, capture, graph, kernel, launch, display_name, names, path, fusion), None
+        return build_module(plan.captured, capture, plan.graph, kernel, launch, display_name, names, path, fusion), None
     except (RenderError, SyntaxError) as exc:
         return None, f"could not render: {exc}"
     except Exception as exc:  # a bug on one odd kernel must not cost the user every other kernel
