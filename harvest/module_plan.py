@@ -7,18 +7,19 @@ decides nothing. Nothing here reads back text that render wrote.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 from dataclasses import dataclass
 
 import libcst as cst
-import libcst.matchers as m
 
 from harvest.fusion import KernelFusion
 from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, RecordedLaunch
 from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
 from harvest.reference import Reference, kernel_outputs
 from harvest.rename import RenameResult
+from harvest.syntax import dotted
 
 __all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module", "record_device"]
 
@@ -287,48 +288,45 @@ class KernelCode:
     uses_atomics: bool  # calls a tl.atomic_* (the result then depends on launch order)
 
 
-_HELPER = m.Name("libdevice") | m.Name("triton_helpers")
-_HELPER_CALL = m.Attribute(value=_HELPER | m.Attribute(attr=_HELPER))  # libdevice.f, tl.extra.libdevice.f
-_ATOMIC_NAME = m.Name(value=m.MatchIfTrue(lambda name: name.startswith("atomic_") and len(name) > len("atomic_")))
-_ATOMIC_CALL = m.Call(func=_ATOMIC_NAME | m.Attribute(attr=_ATOMIC_NAME))
-_IMPORT_LINE = m.SimpleStatementLine(body=[m.Import() | m.ImportFrom()])
+_HELPERS = frozenset({"libdevice", "triton_helpers"})
+_JIT_COMMENT = "# Not specialized on their values, as Inductor compiled it (the same code for every value):"
 
 
 def kernel_code(code: RenameResult, unspecialized: list[str]) -> KernelCode:
-    """The rename stage's kernel, read once as a tree: its imports (merged into the module's), the rest with
-    `@triton.jit` -> `@triton.jit(do_not_specialize=[...])` (see unspecialized_params), and what it calls."""
-    module = cst.parse_module(code.code)
-    imports = [module.code_for_node(s).strip() for s in module.body if m.matches(s, _IMPORT_LINE)]
-    body = [s for s in module.body if not m.matches(s, _IMPORT_LINE)]
-    rest = module.with_changes(body=body, header=[])
-    if unspecialized:
-        rest = rest.visit(_Specialize(code.kernel_name, unspecialized))
+    """The rename stage's kernel, read once with Python's ast: its imports (merged into the module's), the rest with
+    `@triton.jit` -> `@triton.jit(do_not_specialize=[...])` (see unspecialized_params), and what it calls.
+
+    An import goes with the blank lines and comments above it, as a statement's leading lines do in libcst."""
+    tree = ast.parse(code.code)
+    lines = code.code.splitlines(keepends=True)
+    imports: list[str] = []
+    keep = [True] * len(lines)
+    previous_end = 0
+    for statement in tree.body:
+        end = statement.end_lineno or statement.lineno
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            imports.append("".join(lines[previous_end:end]).strip())
+            keep[previous_end:end] = [False] * (end - previous_end)
+        previous_end = end
+    kernel = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == code.kernel_name), None)
+    if unspecialized and kernel is not None and kernel.decorator_list and dotted(kernel.decorator_list[-1]) == "triton.jit":
+        jit = kernel.decorator_list[-1].lineno - 1
+        lines[jit] = f"{_JIT_COMMENT}\n@triton.jit(do_not_specialize={unspecialized!r})\n"
+    rest = [node for statement in tree.body if not isinstance(statement, (ast.Import, ast.ImportFrom))
+            for node in ast.walk(statement)]
     return KernelCode(
-        code=rest.code.strip(),
+        code="".join(line for line, kept in zip(lines, keep) if kept).strip(),
         imports=tuple(imports),
-        uses_helpers=bool(m.findall(rest, _HELPER_CALL)),
-        uses_atomics=bool(m.findall(rest, _ATOMIC_CALL)),
+        uses_helpers=any(isinstance(n, ast.Attribute) and (isinstance(n.value, ast.Name) and n.value.id in _HELPERS
+                                                           or isinstance(n.value, ast.Attribute) and n.value.attr in _HELPERS)
+                         for n in rest),
+        uses_atomics=any(isinstance(n, ast.Call) and _is_atomic(n.func) for n in rest),
     )
 
 
-class _Specialize(cst.CSTTransformer):
-    """The kernel's plain `@triton.jit` -> `@triton.jit(do_not_specialize=[...])`, with a comment that says why."""
-
-    COMMENT = "# Not specialized on their values, as Inductor compiled it (the same code for every value):"
-
-    def __init__(self, kernel_name: str, params: list[str]):
-        self.kernel_name, self.params = kernel_name, params
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        if updated_node.name.value != self.kernel_name or not updated_node.decorators:
-            return updated_node
-        jit = updated_node.decorators[-1]
-        if not m.matches(jit.decorator, m.Attribute(value=m.Name("triton"), attr=m.Name("jit"))):
-            return updated_node
-        comment = cst.EmptyLine(comment=cst.Comment(self.COMMENT))
-        call = cst.parse_expression(f"triton.jit(do_not_specialize={self.params!r})")
-        jit = jit.with_changes(decorator=call, leading_lines=[*jit.leading_lines, comment])
-        return updated_node.with_changes(decorators=[*updated_node.decorators[:-1], jit])
+def _is_atomic(func: ast.expr) -> bool:
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name.startswith("atomic_") and len(name) > len("atomic_")
 
 
 class _RenameReference(cst.CSTTransformer):
