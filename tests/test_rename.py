@@ -14,7 +14,7 @@ import pytest
 import rename_harness
 from conftest import FIXTURES
 
-from harvest.model import Buffer, ExternCall, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
+from harvest.model import Buffer, ExternCall, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code
 from harvest.rename import (
     RenameContext,
@@ -113,6 +113,37 @@ def test_dead_locals_go_only_when_computing_them_has_no_effect() -> None:
     code = rename_kernel(kernel, _sized("1000")).code
     assert code.count("tl.load(") == 2 and "// 10" in code  # the unused load stays, and so does x1 it reads
     assert " * 2" not in code
+
+
+EXP_ADD = """
+@triton.jit
+def triton_poi_fused_add_exp_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tmp1 = libdevice.exp(tmp0)
+    tmp2 = tl.full([1], 1.0, tl.float32)
+    tmp3 = tmp1 + tmp2
+    tl.store(out_ptr0 + (x0), tmp3, xmask)
+"""
+
+
+def _fx_trace(*nodes: tuple[str, str, str]) -> dict[str, str]:
+    fragment = tuple(FxNode(name, "call_function", target, args, "") for name, target, args in nodes)
+    result = rename_kernel(EXP_ADD, RenameContext(fragment=fragment))
+    return {old: fx for _, old, fx in result.mapping if fx}
+
+
+def test_a_tmp_is_traced_to_an_fx_node_only_when_op_and_operands_match() -> None:
+    exp = ("exp", "aten.exp.default", "%arg0_1")
+    assert _fx_trace(exp, ("add", "aten.add.Tensor", "%exp, 1.0")) == {"tmp1": "exp", "tmp3": "add"}
+    # through a view (or a cast) the operand still matches
+    assert _fx_trace(exp, ("view", "aten.view.default", "%exp, [8]"), ("add", "aten.add.Tensor", "%view, 1.0")) \
+        == {"tmp1": "exp", "tmp3": "add"}
+    # the only add of the fragment adds something else: the op alone would have said add
+    assert _fx_trace(exp, ("add", "aten.add.Tensor", "%arg0_1, 1.0")) == {"tmp1": "exp"}
 
 
 # --- naming rules, one each -------------------------------------------------------------------------------------------

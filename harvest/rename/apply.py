@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 
 import libcst as cst
 import libcst.matchers as m
 
 from harvest.model import FxNode
+from harvest.ops import SAME_VALUES
 from harvest.rename.context import RESERVED, RenameContext, RenameResult
 from harvest.rename.gather import _AXIS_NAME, _COORD, _LEFTOVER, _LEGACY, _TMP, _Facts, _Gather, _is_inductor_name
 from harvest.rename.names import readable_kernel_name
@@ -306,7 +308,7 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     left = sorted(set(_LEFTOVER.findall(code)))
     if left:
         warnings.append(f"Inductor names left in {new_kernel}: {', '.join(left)}")
-    fx = _trace_fx(base, context.fragment)
+    fx = _trace_fx(base, context.fragment, facts)
     mapping = [(new_kernel, old_kernel, "")]
     for name in order + list(merged):
         if name in final and final[name] != name:
@@ -315,8 +317,22 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
                         warnings=tuple(warnings))
 
 
-def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode]) -> dict[str, str]:
-    """tmp -> FX node, where the op that computes a tmp matches exactly one node of the fragment and vice versa."""
+_FX_REF = re.compile(r"%(\w+)")
+
+
+def _fx_op(target: str) -> str:
+    """`torch.ops.aten.expand.default` / `prims.convert_element_type.default` -> the op's name."""
+    parts = target.removeprefix("torch.ops.").split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode], facts: _Facts) -> dict[str, str]:
+    """tmp -> FX node, where op and operands both match.
+
+    The op: the op that computes the tmp matches exactly one node of the fragment, and vice versa. The operands: each
+    tmp operand that is itself traced must be an argument of that node. Operands the kernel loads have no FX name
+    here and do not vote. A tmp that fails either test keeps no FX name, rather than a wrong one.
+    """
     by_target: dict[str, list[str]] = {}
     for node in fragment:
         if node.op == "call_function" and node.target.startswith(("aten.", "torch.ops.aten.")):
@@ -326,10 +342,30 @@ def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode]) -> dict[str, str
     for old, word in base.items():
         if _TMP.match(old) and not old.startswith("_"):
             by_word.setdefault(word, []).append(old)
-    out: dict[str, str] = {}
+    candidates: dict[str, str] = {}
     for word, olds in by_word.items():
         aten = _ATEN_OF.get(word)
         nodes = by_target.get(aten, []) if aten else []
         if len(olds) == 1 and len(nodes) == 1:
-            out[olds[0]] = nodes[0]
-    return out
+            candidates[olds[0]] = nodes[0]
+    nodes = {node.name: node for node in fragment}
+
+    def reads(name: str, depth: int = 0) -> set[str]:
+        """The node's arguments, and through views and casts (same values) what those read."""
+        found: set[str] = set()
+        node = nodes.get(name)
+        for ref in _FX_REF.findall(f"{node.args} {node.kwargs}") if node is not None else ():
+            found.add(ref)
+            source = nodes.get(ref)
+            if source is not None and depth < 8 and _fx_op(source.target) in SAME_VALUES:
+                found |= reads(ref, depth + 1)
+        return found
+
+    arguments = {name: reads(name) for name in set(candidates.values())}
+    traced: dict[str, str] = {}
+    for tmp, node in candidates.items():
+        values = facts.defs.get(tmp, [])
+        operands = {n.value for v in values[:1] for n in m.findall(v, m.Name()) if _TMP.match(n.value)} - {tmp}
+        if all(candidates[o] in arguments.get(node, set()) for o in operands if o in candidates):
+            traced[tmp] = node
+    return traced
