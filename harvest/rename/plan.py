@@ -188,6 +188,7 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
     letters = iter("abcdefghjkmnpqstuvw")
     used_bases: set[str] = set()
     named_by_store: dict[str, str] = {}  # pointer param -> the tmp it stores last (named after it once tmps are named)
+    written_in_place: dict[str, tuple[str, str]] = {}  # in_out pointer with a launch hint -> (hint, the tmp it stores)
     for param in facts.params:  # pointers: launch hints first, then input letters / what is stored
         if not _PTR.match(param):
             continue
@@ -208,6 +209,8 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
             base[param] = "inout_ptr"
         if stored and not hint:
             named_by_store[param] = stored[-1]
+        elif stored and param.startswith("in_out"):
+            written_in_place[param] = (hint, stored[-1])
     namer = _Namer(facts, {k: v for k, v in base.items() if k not in named_by_store})
     for name in facts.order:  # tmps in program order, so a tmp's operands already have names
         mt = _TMP.match(name)
@@ -229,6 +232,10 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
         elif name in _LEGACY:
             base[name] = name  # dead aliases are deleted; live ones keep their (already readable) name
     single_out = sum(1 for p in facts.params if p in facts.stores) == 1
+    for param, (hint, stored) in written_in_place.items():  # it holds `hint` until the kernel writes `stored` over it
+        word = base.get(stored, "")
+        if word and word not in ("value", "copy", "call") and word != hint:
+            base[param] = f"{hint}_{word}_ptr"
     for param, stored in named_by_store.items():
         word = base.get(stored, "")
         generic = not word or word in ("value", "copy", "call") or single_out and not param.startswith("in_out")

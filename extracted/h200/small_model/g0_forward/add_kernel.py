@@ -15,7 +15,7 @@ Run it (paths from the extraction directory):
 
 Names (this module <- Inductor's output_code.py  [FX node]):
     add_kernel <- triton_poi_fused_add_3
-    bmm_ptr <- in_out_ptr0  [buf13]
+    bmm_add_ptr <- in_out_ptr0  [buf13]
     a_ptr <- in_ptr0  [primals_3]
     n_elements <- xnumel
     BLOCK_SIZE <- XBLOCK
@@ -43,14 +43,14 @@ import triton.language as tl
 
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
-def add_kernel(bmm_ptr, a_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
+def add_kernel(bmm_add_ptr, a_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     n_elements = 1048576  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
     a = tl.load(a_ptr + (offsets), None)
-    bmm = tl.load(bmm_ptr + (offsets), None)
+    bmm = tl.load(bmm_add_ptr + (offsets), None)
     add = a + bmm
-    tl.store(bmm_ptr + (offsets), add, None)
+    tl.store(bmm_add_ptr + (offsets), add, None)
 # <<< kernel
 
 
@@ -58,12 +58,12 @@ def add_kernel(bmm_ptr, a_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
 CONFIG = {'BLOCK_SIZE': 512, 'num_warps': 8, 'num_stages': 1}
 
 
-def launch(bmm_ptr, a_ptr, n_elements, config=CONFIG):
+def launch(bmm_add_ptr, a_ptr, n_elements, config=CONFIG):
     """Launch add_kernel on its arguments (outputs are written in place)."""
     constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
     grid = (triton.cdiv(n_elements, config["BLOCK_SIZE"]),)
     add_kernel[grid](
-        bmm_ptr, a_ptr, n_elements,
+        bmm_add_ptr, a_ptr, n_elements,
         **constexprs,
         num_warps=config["num_warps"],
         num_stages=config["num_stages"],
@@ -77,18 +77,18 @@ View = collections.namedtuple("View", "storage shape stride offset dtype")
 # kernel only writes it) and, for index tensors, the bound Inductor asserts indices stay below.
 Storage = collections.namedtuple("Storage", "lo hi fill high")
 STORAGES = [
-    Storage(0, 4194304, torch.float32, None),  # bmm_ptr
+    Storage(0, 4194304, torch.float32, None),  # bmm_add_ptr
     Storage(0, 4194304, torch.float32, None),  # a_ptr
 ]
 ARGUMENTS = {
-    "bmm_ptr": View(0, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
+    "bmm_add_ptr": View(0, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
     "a_ptr": View(1, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
     "n_elements": 1048576,
 }
-OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
+OUTPUTS = ['bmm_add_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "7b73bedb42dd3e9ec6fa648f3c3d9e1a238d3e762eadae5c840d4fc43f1109aa"  # of the kernel text above as extracted
+KERNEL_SHA256 = "8acea51dc403c2f7d65c4fc3cd1aafddaae6cb5e79b78e9218757f0eeb6d555c"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 
@@ -155,11 +155,11 @@ def load_record(device):
     return _views(before, device), {name: written[name] for name in OUTPUTS}
 
 
-def reference(bmm_ptr, a_ptr):
-    bmm_1 = bmm_ptr
+def reference(bmm_add_ptr, a_ptr):
+    bmm_1 = bmm_add_ptr
     primals_3 = a_ptr
     add_3 = torch.ops.aten.add.Tensor(primals_3, bmm_1)
-    return {"bmm_ptr": add_3}
+    return {"bmm_add_ptr": add_3}
 
 
 # Outputs the eager reference cannot compute, with the reason (the record still compares them).
@@ -219,7 +219,7 @@ def check(device, seed=0):
     else:
         args, recorded = record
     exact = record is not None and EXACT_POSSIBLE and unedited() and this_device(device) == RECORD_DEVICE
-    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_ptr', 'a_ptr']]
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_add_ptr', 'a_ptr']]
     launch(**args)
     expected = reference(*reference_args)
     print(f"add_kernel on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
@@ -250,7 +250,7 @@ def bench(device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
     """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
     inputs: what bench_inputs() returned, when the caller has it already."""
     args, inputs = inputs or bench_inputs(device, seed)
-    reference_args = [args[name] for name in ['bmm_ptr', 'a_ptr']]
+    reference_args = [args[name] for name in ['bmm_add_ptr', 'a_ptr']]
     flush = l2_flush_buffer(device)
     timings = {"kernel": time_gpu(lambda: launch(**args, config=config or CONFIG), flush)}
     try:

@@ -15,7 +15,7 @@ Run it (paths from the extraction directory):
 
 Names (this module <- Inductor's output_code.py  [FX node]):
     softmax_kernel <- triton_per_fused__softmax_amax_mul_sub_2
-    bmm_ptr <- in_out_ptr0  [buf11]
+    bmm_div_ptr <- in_out_ptr0  [buf11]
     n_rows <- xnumel
     n_cols <- r0_numel
     BLOCK_ROWS <- XBLOCK
@@ -57,14 +57,14 @@ from triton.language.extra import libdevice
 
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
-def softmax_kernel(bmm_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
+def softmax_kernel(bmm_div_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
     n_cols = 256  # fixed: the whole row is one block (BLOCK_COLS = 256), as Inductor compiled it
     BLOCK_COLS: tl.constexpr = 256
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < n_rows
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    bmm = tl.load(bmm_ptr + (cols + 256*rows), row_mask, other=0.0)
+    bmm = tl.load(bmm_div_ptr + (cols + 256*rows), row_mask, other=0.0)
     one = tl.full([1, 1], 1.0, tl.float32)
     mul = bmm * one
     broadcast = tl.broadcast_to(mul, [BLOCK_ROWS, BLOCK_COLS])
@@ -78,7 +78,7 @@ def softmax_kernel(bmm_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
     masked_1 = tl.where(row_mask, broadcast_1, 0)
     total = tl.sum(masked_1, 1)[:, None].to(tl.float32)
     div = (exp / total)
-    tl.store(bmm_ptr + (cols + 256*rows), div, row_mask)
+    tl.store(bmm_div_ptr + (cols + 256*rows), div, row_mask)
 # <<< kernel
 
 
@@ -86,12 +86,12 @@ def softmax_kernel(bmm_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
 CONFIG = {'BLOCK_ROWS': 4, 'num_warps': 1, 'num_stages': 1}
 
 
-def launch(bmm_ptr, n_rows, n_cols, config=CONFIG):
+def launch(bmm_div_ptr, n_rows, n_cols, config=CONFIG):
     """Launch softmax_kernel on its arguments (outputs are written in place)."""
     constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     softmax_kernel[grid](
-        bmm_ptr, n_rows, n_cols,
+        bmm_div_ptr, n_rows, n_cols,
         **constexprs,
         num_warps=config["num_warps"],
         num_stages=config["num_stages"],
@@ -105,17 +105,17 @@ View = collections.namedtuple("View", "storage shape stride offset dtype")
 # kernel only writes it) and, for index tensors, the bound Inductor asserts indices stay below.
 Storage = collections.namedtuple("Storage", "lo hi fill high")
 STORAGES = [
-    Storage(0, 2097152, torch.float32, None),  # bmm_ptr
+    Storage(0, 2097152, torch.float32, None),  # bmm_div_ptr
 ]
 ARGUMENTS = {
-    "bmm_ptr": View(0, (8, 256, 256), (65536, 256, 1), 0, torch.float32),
+    "bmm_div_ptr": View(0, (8, 256, 256), (65536, 256, 1), 0, torch.float32),
     "n_rows": 2048,
     "n_cols": 256,
 }
-OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
+OUTPUTS = ['bmm_div_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = '../raw/g0_forward/records/triton_per_fused__softmax_amax_mul_sub_2.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "c3353b0d18bb349a1d42111e6397f703070d08618e2a7a250580f6b873cf9934"  # of the kernel text above as extracted
+KERNEL_SHA256 = "bbc2d37a4544f0e2bc57aab0ddf28bfe265b5a9841432f94177950a166ecfd8c"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 
@@ -182,8 +182,8 @@ def load_record(device):
     return _views(before, device), {name: written[name] for name in OUTPUTS}
 
 
-def reference(bmm_ptr):
-    bmm = bmm_ptr
+def reference(bmm_div_ptr):
+    bmm = bmm_div_ptr
     mul_tensor = torch.ops.aten.mul.Tensor(bmm, 1)
     amax_default = torch.ops.aten.amax.default(mul_tensor, [-1], True)
     sub_tensor = torch.ops.aten.sub.Tensor(mul_tensor, amax_default)
@@ -191,7 +191,7 @@ def reference(bmm_ptr):
     exp = torch.ops.aten.exp.default(mul_tensor_1)
     sum_1 = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
     div = torch.ops.aten.div.Tensor(exp, sum_1)
-    return {"bmm_ptr": div}
+    return {"bmm_div_ptr": div}
 
 
 # Outputs the eager reference cannot compute, with the reason (the record still compares them).
@@ -251,7 +251,7 @@ def check(device, seed=0):
     else:
         args, recorded = record
     exact = record is not None and EXACT_POSSIBLE and unedited() and this_device(device) == RECORD_DEVICE
-    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_ptr']]
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_div_ptr']]
     launch(**args)
     expected = reference(*reference_args)
     print(f"softmax_kernel on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
@@ -282,7 +282,7 @@ def bench(device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
     """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
     inputs: what bench_inputs() returned, when the caller has it already."""
     args, inputs = inputs or bench_inputs(device, seed)
-    reference_args = [args[name] for name in ['bmm_ptr']]
+    reference_args = [args[name] for name in ['bmm_div_ptr']]
     flush = l2_flush_buffer(device)
     timings = {"kernel": time_gpu(lambda: launch(**args, config=config or CONFIG), flush)}
     try:

@@ -15,8 +15,8 @@ Run it (paths from the extraction directory):
 
 Names (this module <- Inductor's output_code.py  [FX node]):
     add_kernel <- triton_poi_fused_add_1
-    bmm_ptr <- in_out_ptr0  [buf6]
-    bmm_1_ptr <- in_ptr0  [buf5]
+    bmm_add_ptr <- in_out_ptr0  [buf6]
+    bmm_ptr <- in_ptr0  [buf5]
     n_elements <- xnumel
     BLOCK_SIZE <- XBLOCK
     block_start <- xoffset
@@ -45,14 +45,14 @@ import triton.language as tl
 
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
-def add_kernel(bmm_ptr, bmm_1_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
+def add_kernel(bmm_add_ptr, bmm_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     n_elements = 1048576  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    bmm = tl.load(bmm_ptr + (offsets), None)
-    bmm_1 = tl.load(bmm_1_ptr + (offsets), None)
+    bmm = tl.load(bmm_add_ptr + (offsets), None)
+    bmm_1 = tl.load(bmm_ptr + (offsets), None)
     add = bmm + bmm_1
-    tl.store(bmm_ptr + (offsets), add, None)
+    tl.store(bmm_add_ptr + (offsets), add, None)
 # <<< kernel
 
 
@@ -60,12 +60,12 @@ def add_kernel(bmm_ptr, bmm_1_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
 CONFIG = {'BLOCK_SIZE': 1024, 'num_warps': 4, 'num_stages': 1}
 
 
-def launch(bmm_ptr, bmm_1_ptr, n_elements, config=CONFIG):
+def launch(bmm_add_ptr, bmm_ptr, n_elements, config=CONFIG):
     """Launch add_kernel on its arguments (outputs are written in place)."""
     constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
     grid = (triton.cdiv(n_elements, config["BLOCK_SIZE"]),)
     add_kernel[grid](
-        bmm_ptr, bmm_1_ptr, n_elements,
+        bmm_add_ptr, bmm_ptr, n_elements,
         **constexprs,
         num_warps=config["num_warps"],
         num_stages=config["num_stages"],
@@ -79,18 +79,18 @@ View = collections.namedtuple("View", "storage shape stride offset dtype")
 # kernel only writes it) and, for index tensors, the bound Inductor asserts indices stay below.
 Storage = collections.namedtuple("Storage", "lo hi fill high")
 STORAGES = [
+    Storage(0, 4194304, torch.float32, None),  # bmm_add_ptr
     Storage(0, 4194304, torch.float32, None),  # bmm_ptr
-    Storage(0, 4194304, torch.float32, None),  # bmm_1_ptr
 ]
 ARGUMENTS = {
-    "bmm_ptr": View(0, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
-    "bmm_1_ptr": View(1, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
+    "bmm_add_ptr": View(0, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
+    "bmm_ptr": View(1, (8, 256, 512), (131072, 512, 1), 0, torch.float32),
     "n_elements": 1048576,
 }
-OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
+OUTPUTS = ['bmm_add_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "538dee12201aff98616ce2231176db269528be9e26bf9ba6a60cc2f0088df23f"  # of the kernel text above as extracted
+KERNEL_SHA256 = "5228e19fe6db2ed957b7a63037202efd7390dd820a56ba4e2e71425ef294c0d0"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 
@@ -157,11 +157,11 @@ def load_record(device):
     return _views(before, device), {name: written[name] for name in OUTPUTS}
 
 
-def reference(bmm_ptr, bmm_1_ptr):
-    bmm_2 = bmm_ptr
-    bmm_5 = bmm_1_ptr
+def reference(bmm_add_ptr, bmm_ptr):
+    bmm_2 = bmm_add_ptr
+    bmm_5 = bmm_ptr
     add_4 = torch.ops.aten.add.Tensor(bmm_2, bmm_5)
-    return {"bmm_ptr": add_4}
+    return {"bmm_add_ptr": add_4}
 
 
 # Outputs the eager reference cannot compute, with the reason (the record still compares them).
@@ -221,7 +221,7 @@ def check(device, seed=0):
     else:
         args, recorded = record
     exact = record is not None and EXACT_POSSIBLE and unedited() and this_device(device) == RECORD_DEVICE
-    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_ptr', 'bmm_1_ptr']]
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_add_ptr', 'bmm_ptr']]
     launch(**args)
     expected = reference(*reference_args)
     print(f"add_kernel on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
@@ -252,7 +252,7 @@ def bench(device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
     """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
     inputs: what bench_inputs() returned, when the caller has it already."""
     args, inputs = inputs or bench_inputs(device, seed)
-    reference_args = [args[name] for name in ['bmm_ptr', 'bmm_1_ptr']]
+    reference_args = [args[name] for name in ['bmm_add_ptr', 'bmm_ptr']]
     flush = l2_flush_buffer(device)
     timings = {"kernel": time_gpu(lambda: launch(**args, config=config or CONFIG), flush)}
     try:

@@ -17,7 +17,7 @@ Run it (paths from the extraction directory):
 
 Names (this module <- Inductor's output_code.py  [FX node]):
     gelu_bwd_kernel <- triton_poi_fused_gelu_gelu_backward_view_4
-    mm_ptr <- in_out_ptr0  [buf11]
+    mm_mul_ptr <- in_out_ptr0  [buf11]
     addmm_ptr <- in_ptr0  [addmm]
     n_elements <- xnumel
     BLOCK_SIZE <- XBLOCK
@@ -61,11 +61,11 @@ from triton.language.extra import libdevice
 
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
-def gelu_bwd_kernel(mm_ptr, addmm_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
+def gelu_bwd_kernel(mm_mul_ptr, addmm_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     n_elements = 4194304  # fixed: at this size every block is full, so Inductor left out the bounds mask
     block_start = tl.program_id(0) * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
-    mm = tl.load(mm_ptr + (offsets), None)
+    mm = tl.load(mm_mul_ptr + (offsets), None)
     addmm = tl.load(addmm_ptr + (offsets), None)
     const = tl.full([1], 0.7071067811865476, tl.float32)
     mul = addmm * const
@@ -83,7 +83,7 @@ def gelu_bwd_kernel(mm_ptr, addmm_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     mul_4 = addmm * mul_3
     add_1 = mul_1 + mul_4
     mul_5 = mm * add_1
-    tl.store(mm_ptr + (offsets), mul_5, None)
+    tl.store(mm_mul_ptr + (offsets), mul_5, None)
 # <<< kernel
 
 
@@ -91,12 +91,12 @@ def gelu_bwd_kernel(mm_ptr, addmm_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
 CONFIG = {'BLOCK_SIZE': 512, 'num_warps': 8, 'num_stages': 1}
 
 
-def launch(mm_ptr, addmm_ptr, n_elements, config=CONFIG):
+def launch(mm_mul_ptr, addmm_ptr, n_elements, config=CONFIG):
     """Launch gelu_bwd_kernel on its arguments (outputs are written in place)."""
     constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
     grid = (triton.cdiv(n_elements, config["BLOCK_SIZE"]),)
     gelu_bwd_kernel[grid](
-        mm_ptr, addmm_ptr, n_elements,
+        mm_mul_ptr, addmm_ptr, n_elements,
         **constexprs,
         num_warps=config["num_warps"],
         num_stages=config["num_stages"],
@@ -110,18 +110,18 @@ View = collections.namedtuple("View", "storage shape stride offset dtype")
 # kernel only writes it) and, for index tensors, the bound Inductor asserts indices stay below.
 Storage = collections.namedtuple("Storage", "lo hi fill high")
 STORAGES = [
-    Storage(0, 16777216, torch.float32, None),  # mm_ptr
+    Storage(0, 16777216, torch.float32, None),  # mm_mul_ptr
     Storage(0, 16777216, torch.float32, None),  # addmm_ptr
 ]
 ARGUMENTS = {
-    "mm_ptr": View(0, (8, 256, 2048), (524288, 2048, 1), 0, torch.float32),
+    "mm_mul_ptr": View(0, (8, 256, 2048), (524288, 2048, 1), 0, torch.float32),
     "addmm_ptr": View(1, (2048, 2048), (2048, 1), 0, torch.float32),
     "n_elements": 4194304,
 }
-OUTPUTS = ['mm_ptr']  # the tensors the kernel writes: --check compares each of them
+OUTPUTS = ['mm_mul_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "3a71e288ba33440496b4ab9ded2f974d8a6f9416f2db750467f15b47d6bf2197"  # of the kernel text above as extracted
+KERNEL_SHA256 = "065b4af4c60e9d2042598cf99b0dbd9a2b05c4c5ee3e03f11b659cd45c573c78"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 
@@ -188,8 +188,8 @@ def load_record(device):
     return _views(before, device), {name: written[name] for name in OUTPUTS}
 
 
-def reference(mm_ptr, addmm_ptr):
-    mm = mm_ptr.reshape(2048, 2048)
+def reference(mm_mul_ptr, addmm_ptr):
+    mm = mm_mul_ptr.reshape(2048, 2048)
     addmm = addmm_ptr
     view_18 = torch.ops.aten.reshape.default(mm, [8, 256, 2048])
     view_1 = torch.ops.aten.reshape.default(addmm, [8, 256, 2048])
@@ -204,7 +204,7 @@ def reference(mm_ptr, addmm_ptr):
     mul_13 = torch.ops.aten.mul.Tensor(view_1, mul_12)
     add_7 = torch.ops.aten.add.Tensor(mul_9, mul_13)
     mul_14 = torch.ops.aten.mul.Tensor(view_18, add_7)
-    return {"mm_ptr": mul_14}
+    return {"mm_mul_ptr": mul_14}
 
 
 # Outputs the eager reference cannot compute, with the reason (the record still compares them).
@@ -264,7 +264,7 @@ def check(device, seed=0):
     else:
         args, recorded = record
     exact = record is not None and EXACT_POSSIBLE and unedited() and this_device(device) == RECORD_DEVICE
-    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['mm_ptr', 'addmm_ptr']]
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['mm_mul_ptr', 'addmm_ptr']]
     launch(**args)
     expected = reference(*reference_args)
     print(f"gelu_bwd_kernel on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
@@ -295,7 +295,7 @@ def bench(device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
     """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
     inputs: what bench_inputs() returned, when the caller has it already."""
     args, inputs = inputs or bench_inputs(device, seed)
-    reference_args = [args[name] for name in ['mm_ptr', 'addmm_ptr']]
+    reference_args = [args[name] for name in ['mm_mul_ptr', 'addmm_ptr']]
     flush = l2_flush_buffer(device)
     timings = {"kernel": time_gpu(lambda: launch(**args, config=config or CONFIG), flush)}
     try:

@@ -16,7 +16,7 @@ Run it (paths from the extraction directory):
 
 Names (this module <- Inductor's output_code.py  [FX node]):
     softmax_bwd_kernel <- triton_per_fused__softmax_backward_data_mul_0
-    bmm_ptr <- in_out_ptr0  [buf3]
+    bmm_mul_ptr <- in_out_ptr0  [buf3]
     div_ptr <- in_ptr0  [div]
     n_rows <- xnumel
     n_cols <- r0_numel
@@ -53,14 +53,14 @@ import triton.language as tl
 
 # >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
-def softmax_bwd_kernel(bmm_ptr, div_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
+def softmax_bwd_kernel(bmm_mul_ptr, div_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
     n_cols = 256  # fixed: the whole row is one block (BLOCK_COLS = 256), as Inductor compiled it
     BLOCK_COLS: tl.constexpr = 256
     row_start = tl.program_id(0) * BLOCK_ROWS
     rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]
     row_mask = rows < n_rows
     cols = tl.arange(0, BLOCK_COLS)[None, :]
-    bmm = tl.load(bmm_ptr + (cols + 256*rows), row_mask, other=0.0)
+    bmm = tl.load(bmm_mul_ptr + (cols + 256*rows), row_mask, other=0.0)
     div = tl.load(div_ptr + (cols + 256*rows), row_mask, other=0.0)
     mul = bmm * div
     broadcast = tl.broadcast_to(mul, [BLOCK_ROWS, BLOCK_COLS])
@@ -70,7 +70,7 @@ def softmax_bwd_kernel(bmm_ptr, div_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constex
     fma = tl.fma(neg, total, mul)
     const = tl.full([1, 1], 0.04419417382415922, tl.float32)
     mul_1 = fma * const
-    tl.store(bmm_ptr + (cols + 256*rows), mul_1, row_mask)
+    tl.store(bmm_mul_ptr + (cols + 256*rows), mul_1, row_mask)
 # <<< kernel
 
 
@@ -78,12 +78,12 @@ def softmax_bwd_kernel(bmm_ptr, div_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constex
 CONFIG = {'BLOCK_ROWS': 4, 'num_warps': 1, 'num_stages': 1}
 
 
-def launch(bmm_ptr, div_ptr, n_rows, n_cols, config=CONFIG):
+def launch(bmm_mul_ptr, div_ptr, n_rows, n_cols, config=CONFIG):
     """Launch softmax_bwd_kernel on its arguments (outputs are written in place)."""
     constexprs = {key: value for key, value in config.items() if key not in ("num_warps", "num_stages")}
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     softmax_bwd_kernel[grid](
-        bmm_ptr, div_ptr, n_rows, n_cols,
+        bmm_mul_ptr, div_ptr, n_rows, n_cols,
         **constexprs,
         num_warps=config["num_warps"],
         num_stages=config["num_stages"],
@@ -97,19 +97,19 @@ View = collections.namedtuple("View", "storage shape stride offset dtype")
 # kernel only writes it) and, for index tensors, the bound Inductor asserts indices stay below.
 Storage = collections.namedtuple("Storage", "lo hi fill high")
 STORAGES = [
-    Storage(0, 2097152, torch.float32, None),  # bmm_ptr
+    Storage(0, 2097152, torch.float32, None),  # bmm_mul_ptr
     Storage(0, 2097152, torch.float32, None),  # div_ptr
 ]
 ARGUMENTS = {
-    "bmm_ptr": View(0, (8, 256, 256), (65536, 256, 1), 0, torch.float32),
+    "bmm_mul_ptr": View(0, (8, 256, 256), (65536, 256, 1), 0, torch.float32),
     "div_ptr": View(1, (8, 256, 256), (65536, 256, 1), 0, torch.float32),
     "n_rows": 2048,
     "n_cols": 256,
 }
-OUTPUTS = ['bmm_ptr']  # the tensors the kernel writes: --check compares each of them
+OUTPUTS = ['bmm_mul_ptr']  # the tensors the kernel writes: --check compares each of them
 RECORD = '../raw/g1_backward/records/triton_per_fused__softmax_backward_data_mul_0.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where the record was made: its outputs are matched bit for bit there
-KERNEL_SHA256 = "4773d899b18bb9ffdb4b5bcf43e8eefa69ad1aee41ff36919d0259a853bd9985"  # of the kernel text above as extracted
+KERNEL_SHA256 = "e6f1beb3387fc05b73abc7c9f8046da521a20c4b93e8ee79f908f849e506fea6"  # of the kernel text above as extracted
 EXACT_POSSIBLE = True  # False when the kernel's result depends on launch order (atomics)
 
 
@@ -176,15 +176,15 @@ def load_record(device):
     return _views(before, device), {name: written[name] for name in OUTPUTS}
 
 
-def reference(bmm_ptr, div_ptr):
-    bmm_3 = bmm_ptr
+def reference(bmm_mul_ptr, div_ptr):
+    bmm_3 = bmm_mul_ptr
     div = div_ptr
     mul_6 = torch.ops.aten.mul.Tensor(bmm_3, div)
     sum_2 = torch.ops.aten.sum.dim_IntList(mul_6, [-1], True)
     neg = torch.ops.aten.neg.default(div)
     fma = torch.ops.aten.add.Tensor(torch.ops.aten.mul.Tensor(neg, sum_2), mul_6)
     mul_7 = torch.ops.aten.mul.Tensor(fma, 0.04419417382415922)
-    return {"bmm_ptr": mul_7}
+    return {"bmm_mul_ptr": mul_7}
 
 
 # Outputs the eager reference cannot compute, with the reason (the record still compares them).
@@ -244,7 +244,7 @@ def check(device, seed=0):
     else:
         args, recorded = record
     exact = record is not None and EXACT_POSSIBLE and unedited() and this_device(device) == RECORD_DEVICE
-    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_ptr', 'div_ptr']]
+    reference_args = [args[name].clone() if isinstance(args[name], torch.Tensor) else args[name] for name in ['bmm_mul_ptr', 'div_ptr']]
     launch(**args)
     expected = reference(*reference_args)
     print(f"softmax_bwd_kernel on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
@@ -275,7 +275,7 @@ def bench(device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
     """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
     inputs: what bench_inputs() returned, when the caller has it already."""
     args, inputs = inputs or bench_inputs(device, seed)
-    reference_args = [args[name] for name in ['bmm_ptr', 'div_ptr']]
+    reference_args = [args[name] for name in ['bmm_mul_ptr', 'div_ptr']]
     flush = l2_flush_buffer(device)
     timings = {"kernel": time_gpu(lambda: launch(**args, config=config or CONFIG), flush)}
     try:

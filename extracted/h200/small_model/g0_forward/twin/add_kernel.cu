@@ -40,37 +40,37 @@ __device__ __forceinline__ void store_vector(T* p, const T (&in)[N]) {
 }  // namespace hv
 
 extern "C" __global__ void add_kernel(
-    float* bmm_ptr,
+    float* bmm_add_ptr,
     const float* a_ptr,
     int32_t n_elements_param) {
     const int32_t n_elements = 1048576;
     const int64_t hv_numel = static_cast<int64_t>(n_elements);
-    const bool hv_aligned = hv::aligned16(a_ptr) && hv::aligned16(bmm_ptr);
+    const bool hv_aligned = hv::aligned16(a_ptr) && hv::aligned16(bmm_add_ptr);
     for (int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; hv_base < hv_numel; hv_base += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
         if (hv_aligned && hv_base + 4 <= hv_numel) {
             // fast path: 4 elements per thread, 16-byte vector loads and stores
             float a_ptr_vec[4];
             hv::load_vector(a_ptr + hv_base, a_ptr_vec);
-            float bmm_ptr_vec[4];
-            hv::load_vector(bmm_ptr + hv_base, bmm_ptr_vec);
-            float bmm_ptr_vec_1[4];
+            float bmm_add_ptr_vec[4];
+            hv::load_vector(bmm_add_ptr + hv_base, bmm_add_ptr_vec);
+            float bmm_add_ptr_vec_1[4];
             #pragma unroll
             for (int hv_e = 0; hv_e < 4; ++hv_e) {
                 const int32_t offsets = static_cast<int32_t>(hv_base + hv_e);
                 const float a = a_ptr_vec[hv_e];
-                const float bmm = bmm_ptr_vec[hv_e];
+                const float bmm = bmm_add_ptr_vec[hv_e];
                 const float add = (a + bmm);
-                bmm_ptr_vec_1[hv_e] = add;
+                bmm_add_ptr_vec_1[hv_e] = add;
             }
-            hv::store_vector(bmm_ptr + hv_base, bmm_ptr_vec_1);
+            hv::store_vector(bmm_add_ptr + hv_base, bmm_add_ptr_vec_1);
         } else {
             // the tail, or pointers not 16-byte aligned: one element at a time
             for (int64_t hv_linear = hv_base; hv_linear < hv_numel && hv_linear < hv_base + 4; ++hv_linear) {
                 const int32_t offsets = static_cast<int32_t>(hv_linear);
                 const float a = a_ptr[offsets];
-                const float bmm = bmm_ptr[offsets];
+                const float bmm = bmm_add_ptr[offsets];
                 const float add = (a + bmm);
-                bmm_ptr[offsets] = add;
+                bmm_add_ptr[offsets] = add;
             }
         }
     }

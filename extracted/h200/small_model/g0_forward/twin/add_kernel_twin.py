@@ -18,8 +18,8 @@ import sys
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARAMS = ['bmm_ptr', 'a_ptr', 'n_elements']
-DECLARATION = "void launch(torch::Tensor bmm_ptr, torch::Tensor a_ptr, int64_t n_elements);"
+PARAMS = ['bmm_add_ptr', 'a_ptr', 'n_elements']
+DECLARATION = "void launch(torch::Tensor bmm_add_ptr, torch::Tensor a_ptr, int64_t n_elements);"
 LAUNCHER = r"""
 // ---- launcher (load_inline compiles this after the kernel above) ----
 #include <algorithm>
@@ -27,13 +27,13 @@ LAUNCHER = r"""
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 
-void launch(torch::Tensor bmm_ptr, torch::Tensor a_ptr, int64_t n_elements) {
+void launch(torch::Tensor bmm_add_ptr, torch::Tensor a_ptr, int64_t n_elements) {
   const int64_t hv_numel = n_elements;
   if (hv_numel <= 0) return;
   const int hv_threads = 256;
   const int64_t hv_blocks = std::min<int64_t>((hv_numel + hv_threads * 4 - 1) / (hv_threads * 4), 2147483647);
   add_kernel<<<static_cast<unsigned int>(hv_blocks), hv_threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
-        reinterpret_cast<float*>(bmm_ptr.data_ptr()),
+        reinterpret_cast<float*>(bmm_add_ptr.data_ptr()),
         reinterpret_cast<const float*>(a_ptr.data_ptr()),
         static_cast<int32_t>(n_elements));
   C10_CUDA_KERNEL_LAUNCH_CHECK();

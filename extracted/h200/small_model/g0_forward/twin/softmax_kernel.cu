@@ -64,7 +64,7 @@ __device__ __forceinline__ T block_reduce(T value, Combine combine) {
 }  // namespace hv
 
 extern "C" __global__ void softmax_kernel(
-    float* bmm_ptr,
+    float* bmm_div_ptr,
     int32_t n_rows,
     int32_t n_cols_param) {
     const int32_t n_cols = 256;
@@ -79,7 +79,7 @@ extern "C" __global__ void softmax_kernel(
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);
             if (hv_r < 256) {
                 const int32_t cols = hv_r;
-                const float bmm = (row_mask ? bmm_ptr[(cols + (256 * rows))] : 0.0f);
+                const float bmm = (row_mask ? bmm_div_ptr[(cols + (256 * rows))] : 0.0f);
                 const float mul = (bmm * one);
                 const float broadcast = mul;
                 const float masked = (row_mask ? broadcast : float(-INFINITY));
@@ -94,7 +94,7 @@ extern "C" __global__ void softmax_kernel(
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);
             if (hv_r < 256) {
                 const int32_t cols = hv_r;
-                const float bmm = (row_mask ? bmm_ptr[(cols + (256 * rows))] : 0.0f);
+                const float bmm = (row_mask ? bmm_div_ptr[(cols + (256 * rows))] : 0.0f);
                 const float mul = (bmm * one);
                 const float sub = (mul - amax);
                 const float mul_1 = (sub * const_);
@@ -110,13 +110,13 @@ extern "C" __global__ void softmax_kernel(
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);
             if (hv_r < 256) {
                 const int32_t cols = hv_r;
-                const float bmm = (row_mask ? bmm_ptr[(cols + (256 * rows))] : 0.0f);
+                const float bmm = (row_mask ? bmm_div_ptr[(cols + (256 * rows))] : 0.0f);
                 const float mul = (bmm * one);
                 const float sub = (mul - amax);
                 const float mul_1 = (sub * const_);
                 const float exp = expf(mul_1);
                 const float div = (exp / total);
-                if (row_mask) bmm_ptr[(cols + (256 * rows))] = div;
+                if (row_mask) bmm_div_ptr[(cols + (256 * rows))] = div;
             }
         }
     }

@@ -18,8 +18,8 @@ import sys
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARAMS = ['bmm_ptr', 'n_rows', 'n_cols']
-DECLARATION = "void launch(torch::Tensor bmm_ptr, int64_t n_rows, int64_t n_cols);"
+PARAMS = ['bmm_div_ptr', 'n_rows', 'n_cols']
+DECLARATION = "void launch(torch::Tensor bmm_div_ptr, int64_t n_rows, int64_t n_cols);"
 LAUNCHER = r"""
 // ---- launcher (load_inline compiles this after the kernel above) ----
 #include <algorithm>
@@ -27,7 +27,7 @@ LAUNCHER = r"""
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 
-void launch(torch::Tensor bmm_ptr, int64_t n_rows, int64_t n_cols) {
+void launch(torch::Tensor bmm_div_ptr, int64_t n_rows, int64_t n_cols) {
   const int64_t hv_rows = n_rows;
   const int64_t hv_rnumel = int64_t(256);
   if (hv_rows <= 0) return;
@@ -35,7 +35,7 @@ void launch(torch::Tensor bmm_ptr, int64_t n_rows, int64_t n_cols) {
   while (hv_threads < hv_rnumel && hv_threads < 512) hv_threads *= 2;
   const int64_t hv_blocks = std::min<int64_t>(hv_rows, 2147483647);
   softmax_kernel<<<static_cast<unsigned int>(hv_blocks), hv_threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
-        reinterpret_cast<float*>(bmm_ptr.data_ptr()),
+        reinterpret_cast<float*>(bmm_div_ptr.data_ptr()),
         static_cast<int32_t>(n_rows),
         static_cast<int32_t>(n_cols));
   C10_CUDA_KERNEL_LAUNCH_CHECK();

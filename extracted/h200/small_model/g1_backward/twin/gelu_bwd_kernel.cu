@@ -40,24 +40,24 @@ __device__ __forceinline__ void store_vector(T* p, const T (&in)[N]) {
 }  // namespace hv
 
 extern "C" __global__ void gelu_bwd_kernel(
-    float* mm_ptr,
+    float* mm_mul_ptr,
     const float* addmm_ptr,
     int32_t n_elements_param) {
     const int32_t n_elements = 4194304;
     const int64_t hv_numel = static_cast<int64_t>(n_elements);
-    const bool hv_aligned = hv::aligned16(addmm_ptr) && hv::aligned16(mm_ptr);
+    const bool hv_aligned = hv::aligned16(addmm_ptr) && hv::aligned16(mm_mul_ptr);
     for (int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; hv_base < hv_numel; hv_base += static_cast<int64_t>(gridDim.x) * blockDim.x * 4) {
         if (hv_aligned && hv_base + 4 <= hv_numel) {
             // fast path: 4 elements per thread, 16-byte vector loads and stores
-            float mm_ptr_vec[4];
-            hv::load_vector(mm_ptr + hv_base, mm_ptr_vec);
+            float mm_mul_ptr_vec[4];
+            hv::load_vector(mm_mul_ptr + hv_base, mm_mul_ptr_vec);
             float addmm_ptr_vec[4];
             hv::load_vector(addmm_ptr + hv_base, addmm_ptr_vec);
-            float mm_ptr_vec_1[4];
+            float mm_mul_ptr_vec_1[4];
             #pragma unroll
             for (int hv_e = 0; hv_e < 4; ++hv_e) {
                 const int32_t offsets = static_cast<int32_t>(hv_base + hv_e);
-                const float mm = mm_ptr_vec[hv_e];
+                const float mm = mm_mul_ptr_vec[hv_e];
                 const float addmm = addmm_ptr_vec[hv_e];
                 const float const_ = 0.7071067811865476f;
                 const float mul = (addmm * const_);
@@ -75,14 +75,14 @@ extern "C" __global__ void gelu_bwd_kernel(
                 const float mul_4 = (addmm * mul_3);
                 const float add_1 = (mul_1 + mul_4);
                 const float mul_5 = (mm * add_1);
-                mm_ptr_vec_1[hv_e] = mul_5;
+                mm_mul_ptr_vec_1[hv_e] = mul_5;
             }
-            hv::store_vector(mm_ptr + hv_base, mm_ptr_vec_1);
+            hv::store_vector(mm_mul_ptr + hv_base, mm_mul_ptr_vec_1);
         } else {
             // the tail, or pointers not 16-byte aligned: one element at a time
             for (int64_t hv_linear = hv_base; hv_linear < hv_numel && hv_linear < hv_base + 4; ++hv_linear) {
                 const int32_t offsets = static_cast<int32_t>(hv_linear);
-                const float mm = mm_ptr[offsets];
+                const float mm = mm_mul_ptr[offsets];
                 const float addmm = addmm_ptr[offsets];
                 const float const_ = 0.7071067811865476f;
                 const float mul = (addmm * const_);
@@ -100,7 +100,7 @@ extern "C" __global__ void gelu_bwd_kernel(
                 const float mul_4 = (addmm * mul_3);
                 const float add_1 = (mul_1 + mul_4);
                 const float mul_5 = (mm * add_1);
-                mm_ptr[offsets] = mul_5;
+                mm_mul_ptr[offsets] = mul_5;
             }
         }
     }

@@ -18,8 +18,8 @@ import sys
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARAMS = ['mm_ptr', 'addmm_ptr', 'n_elements']
-DECLARATION = "void launch(torch::Tensor mm_ptr, torch::Tensor addmm_ptr, int64_t n_elements);"
+PARAMS = ['mm_mul_ptr', 'addmm_ptr', 'n_elements']
+DECLARATION = "void launch(torch::Tensor mm_mul_ptr, torch::Tensor addmm_ptr, int64_t n_elements);"
 LAUNCHER = r"""
 // ---- launcher (load_inline compiles this after the kernel above) ----
 #include <algorithm>
@@ -27,13 +27,13 @@ LAUNCHER = r"""
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 
-void launch(torch::Tensor mm_ptr, torch::Tensor addmm_ptr, int64_t n_elements) {
+void launch(torch::Tensor mm_mul_ptr, torch::Tensor addmm_ptr, int64_t n_elements) {
   const int64_t hv_numel = n_elements;
   if (hv_numel <= 0) return;
   const int hv_threads = 256;
   const int64_t hv_blocks = std::min<int64_t>((hv_numel + hv_threads * 4 - 1) / (hv_threads * 4), 2147483647);
   gelu_bwd_kernel<<<static_cast<unsigned int>(hv_blocks), hv_threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
-        reinterpret_cast<float*>(mm_ptr.data_ptr()),
+        reinterpret_cast<float*>(mm_mul_ptr.data_ptr()),
         reinterpret_cast<const float*>(addmm_ptr.data_ptr()),
         static_cast<int32_t>(n_elements));
   C10_CUDA_KERNEL_LAUNCH_CHECK();

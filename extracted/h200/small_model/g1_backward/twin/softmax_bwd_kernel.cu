@@ -64,7 +64,7 @@ __device__ __forceinline__ T block_reduce(T value, Combine combine) {
 }  // namespace hv
 
 extern "C" __global__ void softmax_bwd_kernel(
-    float* bmm_ptr,
+    float* bmm_mul_ptr,
     const float* div_ptr,
     int32_t n_rows,
     int32_t n_cols_param) {
@@ -79,7 +79,7 @@ extern "C" __global__ void softmax_bwd_kernel(
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);
             if (hv_r < 256) {
                 const int32_t cols = hv_r;
-                const float bmm = (row_mask ? bmm_ptr[(cols + (256 * rows))] : 0.0f);
+                const float bmm = (row_mask ? bmm_mul_ptr[(cols + (256 * rows))] : 0.0f);
                 const float div = (row_mask ? div_ptr[(cols + (256 * rows))] : 0.0f);
                 const float mul = (bmm * div);
                 const float broadcast = mul;
@@ -94,13 +94,13 @@ extern "C" __global__ void softmax_bwd_kernel(
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.x);
             if (hv_r < 256) {
                 const int32_t cols = hv_r;
-                const float bmm = (row_mask ? bmm_ptr[(cols + (256 * rows))] : 0.0f);
+                const float bmm = (row_mask ? bmm_mul_ptr[(cols + (256 * rows))] : 0.0f);
                 const float div = (row_mask ? div_ptr[(cols + (256 * rows))] : 0.0f);
                 const float mul = (bmm * div);
                 const float neg = (-div);
                 const float fma = fmaf(neg, total, mul);
                 const float mul_1 = (fma * const_);
-                if (row_mask) bmm_ptr[(cols + (256 * rows))] = mul_1;
+                if (row_mask) bmm_mul_ptr[(cols + (256 * rows))] = mul_1;
             }
         }
     }
