@@ -37,4 +37,5 @@ fi
 for d in "$X"/*/; do python3 -m harvest twin "$d" -q > "$OUT/logs/twin_$(basename "$d").log" 2>&1; done
 python3 scripts/gpu_twins.py "$OUT" "$X"/* 2>&1 | tee "$OUT/logs/gpu_twins.log" | grep -v "^ok " | tail -30
 echo "twins done at $(elapsed) s"
+[ -d "$X/square_compile" ] && python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt"
 echo "all done at $(elapsed) s"
