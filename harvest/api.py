@@ -408,7 +408,7 @@ def build_module(
         kernel=kernel,
         launch=launch,
         code=code,
-        reference=build_reference(kernel, launch, graph),
+        reference=build_reference(kernel, launch, graph, dict(code.params)),
         fusion=fusion,
         module_path=path,
         winner=captured.winners.get(kernel.name),

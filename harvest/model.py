@@ -29,8 +29,54 @@ class TensorMeta:
 
 
 @dataclass(frozen=True)
+class FxRef:
+    """An FX node used as an argument: `%view_1`."""
+
+    name: str  # "view_1"
+
+
+@dataclass(frozen=True)
+class FxExpr:
+    """A literal or a size expression used as an argument (`2`, `-inf`, `torch.float32`, `ks0 * 2`), as the Python
+    tokens it is written with (`inf`/`nan` already spelled `float("inf")`)."""
+
+    tokens: tuple[str, ...]
+    symbols: tuple[str, ...] = ()  # the size symbols among the tokens (s0, ks0), in order of first use
+
+    @property
+    def text(self) -> str:
+        """Python source: the tokens with one space between them, a leading unary minus attached (`-1`)."""
+        if len(self.tokens) > 1 and self.tokens[0] == "-":
+            return "-" + " ".join(self.tokens[1:])
+        return " ".join(self.tokens)
+
+
+@dataclass(frozen=True)
+class FxDevice:
+    """A device argument (`cuda:0`, `cpu`): the reference uses the device of its inputs."""
+
+
+@dataclass(frozen=True)
+class FxList:
+    """`[...]` in an argument (a Python tuple `(...)` stays a tuple)."""
+
+    items: tuple[FxValue, ...]
+
+
+@dataclass(frozen=True)
+class FxDict:
+    """`{key: value, ...}` inside an argument."""
+
+    items: tuple[tuple[str, FxValue], ...]
+
+
+# An argument value: a node, an expression, a device, or a list, tuple or dict of them. All hashable.
+FxValue = FxRef | FxExpr | FxDevice | FxList | FxDict | tuple
+
+
+@dataclass(frozen=True)
 class FxNode:
-    """One line of a kernel's `# Graph fragment:` comment.
+    """One line of a kernel's `# Graph fragment:` comment, its arguments read into values.
 
     `%pow_1 : Tensor "f32[100, 100][100, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.pow.Tensor_Scalar](args = (%arg0_1, 2), kwargs = {})`
     """
@@ -38,10 +84,27 @@ class FxNode:
     name: str  # "pow_1"
     op: str  # "call_function", "placeholder" (PlaceHolder), "get_attr", "output"
     target: str  # "aten.pow.Tensor_Scalar"; for placeholders the placeholder's name
-    args: str  # the raw text inside `args = (...)`, without the outer parentheses
-    kwargs: str  # the raw text inside `kwargs = {...}`, without the braces
+    args: tuple[FxValue, ...] = ()  # `(FxRef("arg0_1"), FxExpr(("2",)))`
+    kwargs: tuple[tuple[str, FxValue], ...] = ()  # `(("dim", FxList((FxExpr(("-1",)),))),)`
     meta: TensorMeta | None = None
     num_users: int | None = None
+    args_error: str = ""  # why the argument text could not be read (then args and kwargs are empty)
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """The FX nodes this node reads, in the order its arguments name them."""
+        return tuple(fx_refs((self.args, tuple(value for _, value in self.kwargs))))
+
+
+def fx_refs(value: FxValue) -> list[str]:
+    """The FX nodes an argument value names, in order."""
+    if isinstance(value, FxRef):
+        return [value.name]
+    if isinstance(value, (FxList, FxDict)):
+        return fx_refs(value.items)
+    if isinstance(value, tuple):
+        return [name for item in value for name in fx_refs(item)]
+    return []
 
 
 @dataclass(frozen=True)

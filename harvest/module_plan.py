@@ -12,8 +12,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-
 from harvest.fusion import KernelFusion
 from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, RecordedLaunch
 from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
@@ -38,7 +36,7 @@ class ModuleContext:
     kernel: Kernel
     launch: Launch  # its first launch in the graph's call()
     code: RenameResult  # the kernel to embed: renamed (or, with --names inductor, only stripped)
-    reference: Reference  # the eager reference, in Inductor's parameter names
+    reference: Reference  # the eager reference: its source in the module's names, its fields in Inductor's
     fusion: KernelFusion  # for the user's source lines
     module_path: str  # where the module will live, relative to the extraction
     winner: AutotuneWinner | None = None
@@ -134,7 +132,6 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
     else:
         origin = "as read from the wrapper's text (no run was recorded: an artifact target)"
 
-    reference = cst.parse_module(ctx.reference.source).visit(_RenameReference(rename))
     return ModulePlan(
         target=capture.target,
         graph_name=ctx.graph.name,
@@ -164,7 +161,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         record_path=record_path,
         record_device=record_device(capture) if record_path else None,
         exact_possible=not code.uses_atomics,
-        reference_code=reference.code.strip(),
+        reference_code=ctx.reference.source.strip(),
         reference_params=tuple(rename.get(p, p) for p in ctx.reference.params),
         unchecked=tuple({rename.get(p, p): reason for p, reason in ctx.reference.unchecked}.items()),
         split_outputs=bool(ctx.reference.split_outputs),
@@ -327,20 +324,3 @@ def kernel_code(code: RenameResult, unspecialized: list[str]) -> KernelCode:
 def _is_atomic(func: ast.expr) -> bool:
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     return name.startswith("atomic_") and len(name) > len("atomic_")
-
-
-class _RenameReference(cst.CSTTransformer):
-    """Rename the reference's parameters and result keys to the module's parameter names."""
-
-    def __init__(self, rename: dict[str, str]):
-        self.rename = rename
-
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        return updated_node.with_changes(value=self.rename.get(updated_node.value, updated_node.value))
-
-    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
-        inner = updated_node.evaluated_value
-        if isinstance(inner, str) and inner in self.rename:
-            return updated_node.with_changes(value=repr(self.rename[inner]).replace("'", '"'))
-        return updated_node
-

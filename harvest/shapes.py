@@ -9,8 +9,11 @@ instead of computed for hours).
 from __future__ import annotations
 
 import ast
+import io
 import math
 import operator
+import tokenize
+from collections.abc import Mapping
 
 _CALLS = {"min": min, "max": max, "abs": abs, "floor": math.floor, "ceil": math.ceil}
 _BINARY = {
@@ -27,6 +30,23 @@ _MAX_BITS = 1024  # a power whose result would need more bits than this is not a
 
 class _Unknown(Exception):
     """The expression uses something this evaluator does not: its value is unknown."""
+
+
+def rename_symbols(expr: str, names: Mapping[str, str]) -> str:
+    """`2*ks0` -> `2*n_rows`: each name in a size expression that `names` maps, renamed; everything else exactly as
+    written. The expression is read with Python's tokenizer, never evaluated; one it cannot read is returned as is."""
+    if not names or expr.isdigit():
+        return expr
+    pieces: list[str] = []
+    done = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(expr).readline):
+            if token.type == tokenize.NAME and token.string in names and token.start[0] == 1:
+                pieces += [expr[done:token.start[1]], names[token.string]]
+                done = token.end[1]
+    except (tokenize.TokenError, SyntaxError):
+        return expr
+    return "".join(pieces) + expr[done:]
 
 
 def evaluate(expr: str, hints: dict[str, int | float]) -> int | float | None:

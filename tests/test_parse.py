@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harvest.errors import ParseError
-from harvest.model import Graph, TensorMeta
+from harvest.model import FxExpr, FxList, FxRef, Graph, TensorMeta
 from harvest.parse import parse_output_code, parse_tensor_meta
 
 CAPTURES = sorted(FIXTURES.glob("*/*/graph_*.py"))  # every captured wrapper module
@@ -248,9 +248,10 @@ def test_square_square(root: Path, size: int, numel: int) -> None:
     assert (placeholder.op, placeholder.target) == ("placeholder", "arg0_1")
     assert placeholder.meta == graph.buffers["arg0_1"].meta
     assert (pow_1.name, pow_1.target, pow_1.args, pow_1.kwargs, pow_1.num_users) == (
-        "pow_1", "aten.pow.Tensor_Scalar", "%arg0_1, 2", "", 1
+        "pow_1", "aten.pow.Tensor_Scalar", (FxRef("arg0_1"), FxExpr(("2",))), (), 1
     )  # fmt: skip
-    assert pow_2.args == "%pow_1, 2" and pow_2.meta.shape == (size, size)
+    assert pow_2.args == (FxRef("pow_1"), FxExpr(("2",))) and pow_2.meta.shape == (size, size)
+    assert pow_2.refs == ("pow_1",) and not pow_2.args_error
     assert comment.fragment_return == ("pow_2",)
 
 
@@ -357,7 +358,8 @@ def test_fragment_nodes_without_tensor_meta() -> None:
     assert (var_mean.op, var_mean.target, var_mean.meta, var_mean.num_users) == (
         "call_function", "aten.var_mean.correction", None, 2
     )  # fmt: skip
-    assert var_mean.args == "%primals_3, [2]" and var_mean.kwargs == "correction: 0, keepdim: True"
+    assert var_mean.args == (FxRef("primals_3"), FxList((FxExpr(("2",)),)))  # the FX text, read when parsed
+    assert var_mean.kwargs == (("correction", FxExpr(("0",))), ("keepdim", FxExpr(("True",))))
     assert graph.kernel("triton_per_fused_native_layer_norm_0").comment.fragment_return == (
         "getitem_1", "buf1", "rsqrt", "add_1"
     )  # fmt: skip
@@ -568,7 +570,7 @@ def test_torch_2_6_format_without_runner() -> None:
     assert config == {"arg_properties": {"tt.divisibility": [0, 1], "tt.equal_to": []}, "cls": "AttrsDescriptor"}
     pow_1, pow_2 = kernel.comment.fragment
     assert (pow_1.name, pow_1.target, pow_1.meta, pow_1.num_users) == ("pow_1", "aten.pow.Tensor_Scalar", None, 1)
-    assert pow_2.args == "%pow_1, 2" and kernel.comment.fragment_return == ()
+    assert pow_2.args == (FxRef("pow_1"), FxExpr(("2",))) and kernel.comment.fragment_return == ()
     assert graph.symbols == ("s0", "ps0") and graph.scalar_values == {"arg0_1": 8, "s0": 8}
     assert graph.buffers["arg1_1"].meta == TensorMeta(("s0", 32), (32, 1), "float32", "cuda")
     assert graph.buffers["buf0"].meta.shape == ("s0", 32)

@@ -12,13 +12,15 @@ import textwrap
 import unittest.mock
 from pathlib import Path
 
+import libcst as cst
 import pytest
 import torch
 from conftest import FIXTURES
 
 from harvest.model import Buffer, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code, parse_tensor_meta
-from harvest.reference import Reference, build_reference, parse_fx_args, parse_fx_kwargs
+from harvest.parse.fx_args import parse_fx_args, parse_fx_kwargs, read_fx_arguments
+from harvest.reference import Reference, build_reference
 
 CPU = FIXTURES / "torch-2.13.0+cpu_triton-3.9.0"
 CUDA = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0"
@@ -35,11 +37,12 @@ def _node(line: str) -> FxNode:
     meta = parse_tensor_meta(f"{meta_text.strip()}cpu") if meta_text.strip() else None
     name = name.strip().lstrip("%")
     if call.strip() == "placeholder":
-        return FxNode(name, "placeholder", name, "", "", meta)
+        return FxNode(name, "placeholder", name, meta=meta)
     target, rest = call.split("(", 1)
     args, _, kwargs = rest.rpartition(")")
     kwargs = kwargs.strip().removeprefix("{").removesuffix("}")
-    return FxNode(name, "call_function", target.strip(), args, kwargs, meta)
+    values, keywords, error = read_fx_arguments(args, kwargs)
+    return FxNode(name, "call_function", target.strip(), values, keywords, meta, args_error=error)
 
 
 def _kernel(fragment: str, body: str, params: dict[str, str], returns: str, mutated: tuple[str, ...] = ()) -> Kernel:
@@ -74,12 +77,12 @@ def _run(ref: Reference, **inputs):
 
 def test_fx_arg_text_with_unquoted_keys_devices_and_specials():
     args = parse_fx_args("%view_1, [2, -1], -inf, torch.float32")
-    assert [type(a).__name__ for a in args] == ["_Ref", "list", "_Code", "_Code"]
-    assert [a.text for a in args[1]] == ["2", "-1"]
+    assert [type(a).__name__ for a in args] == ["FxRef", "FxList", "FxExpr", "FxExpr"]
+    assert [a.text for a in args[1].items] == ["2", "-1"]
     assert args[2].text == '-float("inf")' and args[3].text == "torch.float32"
     kwargs = parse_fx_kwargs("dtype: torch.float32, device: cuda:0, pin_memory: False, correction: 0")
     assert set(kwargs) == {"dtype", "device", "pin_memory", "correction"}
-    assert type(kwargs["device"]).__name__ == "_Device"
+    assert type(kwargs["device"]).__name__ == "FxDevice"
     assert kwargs["correction"].text == "0"
 
 
@@ -212,6 +215,33 @@ def test_symbolic_size_binds_from_input_shape_or_is_unchecked():
     assert ref.unchecked == (("out_ptr0", "symbolic size s1 in v cannot be bound from the kernel's inputs"),)
 
 
+def test_reference_is_written_in_the_module_names_size_symbols_included():
+    fragment = """
+        %x : f32[12][1] = placeholder
+        %v : f32[4, ks0][ks0, 1] = torch.ops.aten.reshape.default(%x, [4, ks0])
+        %w : f32[4, ks0][ks0, 1] = torch.ops.aten.mul.Tensor(%v, 2)
+    """
+    body = "tmp0 = tl.load(in_ptr0 + x0)\ntl.store(out_ptr0 + x0, tmp0 * 2.0)"
+    params = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "ks0": "i32", "xnumel": "i32"}
+    buffers = {"x": _meta((12,)), "buf0": _meta((4, "ks0"))}
+    graph, launch = _graph(buffers, [("in_ptr0", "x"), ("out_ptr0", "buf0"), ("ks0", "ks0"), ("xnumel", "4*ks0")])
+    final = {"in_ptr0": "a_ptr", "out_ptr0": "out_ptr", "ks0": "n_cols", "xnumel": "n_elements"}
+    ref = build_reference(_kernel(fragment, body, params, "w"), launch, graph, final)
+    assert ref.params == ("in_ptr0", "ks0") and ref.checked == ("out_ptr0",)  # the fields keep Inductor's names
+    assert ref.source == textwrap.dedent("""\
+        def reference(a_ptr, n_cols):
+            x = a_ptr
+            n_cols = n_cols
+            v = torch.ops.aten.reshape.default(x, [4, n_cols])
+            w = torch.ops.aten.mul.Tensor(v, 2)
+            return {"out_ptr": w}
+    """)
+    namespace: dict = {"torch": torch}
+    exec(compile(ref.source, "<reference>", "exec"), namespace)
+    x = torch.randn(12)
+    torch.testing.assert_close(namespace["reference"](x, 3)["out_ptr"], x.reshape(4, 3) * 2)
+
+
 def test_dtype_conversion_and_device_kwargs():
     kernel = _kernel(
         """
@@ -279,6 +309,32 @@ def test_fixture_reference_builds_and_accounts_for_every_output(graph: Graph, la
     assert set(ref.checked) | unchecked == _stored(kernel)
     assert all(reason for _, reason in ref.unchecked)
     assert "internal error" not in " ".join(r for _, r in ref.unchecked)
+
+
+class _Rename(cst.CSTTransformer):
+    """The test's oracle: every name and string in `names`, renamed after the fact."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.names.get(updated_node.value, updated_node.value))
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
+        inner = updated_node.evaluated_value
+        if isinstance(inner, str) and inner in self.names:
+            return updated_node.with_changes(value=f'"{self.names[inner]}"')
+        return updated_node
+
+
+@pytest.mark.parametrize("graph,launch", _launches(CPU) + _launches(CUDA) + _launches(FIXTURES / "torch-2.14.1+cu130_triton-3.8.0"))
+def test_fixture_reference_in_final_names_is_its_inductor_source_renamed(graph: Graph, launch: Launch):
+    """Written in final names from the start, the reference is exactly what renaming it afterwards would give."""
+    kernel = graph.kernel(launch.kernel)
+    final = {p: f"{p}_final" for p in kernel.params}
+    written = build_reference(kernel, launch, graph, final)
+    renamed = cst.parse_module(build_reference(kernel, launch, graph).source).visit(_Rename(final)).code
+    assert written.source == renamed
 
 
 def _import_kernel(kernel: Kernel, directory: Path):

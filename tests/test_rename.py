@@ -16,6 +16,7 @@ from conftest import FIXTURES
 
 from harvest.model import Buffer, ExternCall, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code
+from harvest.parse.fx_args import parse_fx_args
 from harvest.rename import (
     RenameContext,
     build_context,
@@ -131,7 +132,7 @@ def triton_poi_fused_add_exp_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr)
 
 
 def _fx_trace(*nodes: tuple[str, str, str]) -> dict[str, str]:
-    fragment = tuple(FxNode(name, "call_function", target, args, "") for name, target, args in nodes)
+    fragment = tuple(FxNode(name, "call_function", target, parse_fx_args(args)) for name, target, args in nodes)
     result = rename_kernel(EXP_ADD, RenameContext(fragment=fragment))
     return {old: fx for _, old, fx in result.mapping if fx}
 

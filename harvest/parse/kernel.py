@@ -16,6 +16,7 @@ from harvest.model import (
     KernelComment,
     KernelKind,
 )
+from harvest.parse.fx_args import read_fx_arguments
 from harvest.parse.patterns import (
     CONSTEXPR,
     FX_NODE_RE,
@@ -182,14 +183,16 @@ def _read_fx_node(text: str) -> FxNode | None:
         except ValueError:
             meta = None
     target = match["target"].removeprefix("torch.ops.")
+    args, kwargs, error = read_fx_arguments(match["args"] or "", match["kwargs"] or "")
     return FxNode(
         name=match["name"],
         op=op,
         target=target,
-        args=match["args"] or "",
-        kwargs=match["kwargs"] or "",
+        args=args,
+        kwargs=kwargs,
         meta=meta,
         num_users=int(match["users"]) if match["users"] else None,
+        args_error=error,
     )
 
 

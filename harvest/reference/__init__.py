@@ -18,6 +18,5 @@ Whatever cannot be bound without guessing is reported in `unchecked` with a reas
 """
 
 from harvest.reference.build import Reference, build_reference, kernel_outputs
-from harvest.reference.fx_args import FxArgError, parse_fx_args, parse_fx_kwargs
 
-__all__ = ["FxArgError", "Reference", "build_reference", "kernel_outputs", "parse_fx_args", "parse_fx_kwargs"]
+__all__ = ["Reference", "build_reference", "kernel_outputs"]

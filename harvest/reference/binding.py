@@ -7,7 +7,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from harvest.model import Graph, Kernel, Launch, TensorMeta
+from harvest.model import FxRef, Graph, Kernel, Launch, TensorMeta
 from harvest.reference.access import _OP_FAMILIES, _Access, _top_op
 from harvest.reference.fragment import (
     _arg_buffer,
@@ -19,7 +19,7 @@ from harvest.reference.fragment import (
     _same_numel,
     _same_shape,
 )
-from harvest.reference.fx_args import _Ref, _refs, _symbols
+from harvest.reference.fx_args import fx_refs, fx_symbols
 
 # ---------------------------------------------------------------------------------------------------------------
 # Binding and generation.
@@ -97,7 +97,7 @@ def _reduction_terms(fragment: _Fragment, name: str) -> int | None:
     """How many values the reduction node `name` combines into each of its outputs (None when unknown)."""
     op = fragment.ops[name]
     source = op.args[0] if op.args else None
-    if not isinstance(source, _Ref):
+    if not isinstance(source, FxRef):
         return None
     node = fragment.ops.get(source.name) or fragment.placeholders.get(source.name)
     whole = _numel(node.meta.shape) if node is not None and node.meta is not None else None
@@ -116,7 +116,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
         if access.first.get(param) == "load" or (param.startswith("in_ptr") and kind and not kind.startswith("*")
                                                  and kind != "constexpr"):
             reads.append(param)
-    used = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in _refs(v)}
+    used = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in fx_refs(v)}
     # Names the kernel can read: placeholders, and nodes the ops use without defining (`%div` in a backward
     # graph is the forward's output, passed under that name).
     readable = set(fragment.placeholders) | (used - set(fragment.ops))
@@ -299,7 +299,7 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
     one to one: a partial that could belong to two nodes, or a node with two partials, is left alone."""
     pairs: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
     # A partial buffer has no FX node: an input that a fragment op reads (mul(div, 2)) is real data, not partials.
-    consumed = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in _refs(v)}
+    consumed = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in fx_refs(v)}
     # A buffer with the shape of one of the fragment's reductions is that reduction's unfinished accumulator, which
     # this kernel finishes (x.mean(-1, keepdim=True).sum(): buf0 f32[4, 1] holds the row sums, the kernel divides by
     # the row length, then sums): summing it as partials of the last reduction would leave out the division.
@@ -340,10 +340,10 @@ def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str
         return f"{name} depends on itself"
     visiting.add(name)
     for value in (*op.args, *op.kwargs.values()):
-        for symbol in _symbols(value):
+        for symbol in fx_symbols(value):
             if symbol not in symbols:
                 return f"symbolic size {symbol} in {name} cannot be bound from the kernel's inputs"
-        for ref in _refs(value):
+        for ref in fx_refs(value):
             why = _needed(ref, fragment, binding, symbols, order, visiting)
             if why is not None:
                 return why

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harvest.model import Graph, Kernel, Launch
+from harvest.model import FxDevice, Graph, Kernel, Launch
 from harvest.reference.access import _Access, _scan_kernel
 from harvest.reference.binding import (
     _SPLIT_TARGETS,
@@ -26,15 +27,16 @@ from harvest.reference.fragment import (
     _read_fragment,
     _same_shape,
 )
-from harvest.reference.fx_args import _Device, _refs, _render, _symbols
+from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
+from harvest.shapes import rename_symbols
 
 
 @dataclass(frozen=True)
 class Reference:
     """The generated eager reference of one kernel launch, and what it can and cannot check."""
 
-    source: str  # `def reference(...)` source, formatted; compiles
-    params: tuple[str, ...]  # kernel parameters it takes, in kernel order
+    source: str  # `def reference(...)` source, in the module's names (the final names given); compiles
+    params: tuple[str, ...]  # kernel parameters it takes, in kernel order (Inductor's names, as all fields below)
     checked: tuple[str, ...]  # output parameters whose expected value it returns
     unchecked: tuple[tuple[str, str], ...]  # (output parameter, reason)
     warnings: tuple[str, ...] = ()
@@ -50,12 +52,18 @@ def _dtype_text(dtype: str) -> str:
     return f"torch.{dtype}"
 
 
-def _shape_text(shape: tuple[int | str, ...]) -> str:
-    inner = ", ".join(str(s) for s in shape)
+def _shape_text(shape: tuple[int | str, ...], final: Mapping[str, str]) -> str:
+    inner = ", ".join(rename_symbols(s, final) if isinstance(s, str) else str(s) for s in shape)
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
-def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Graph, launch: Launch) -> Reference:
+def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Graph, launch: Launch,
+              final: Mapping[str, str]) -> Reference:
+    """The reference's source, written with each kernel parameter (and size symbol that is one) in its final name."""
+
+    def the(name: str) -> str:
+        return final.get(name, name)
+
     by_param = {arg.param: arg for arg in launch.args}
     # Size symbols: from the shapes of bound inputs first, else from integer kernel arguments passed as the symbol.
     symbols: dict[str, str] = {}
@@ -90,41 +98,43 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     order.sort(key=position.__getitem__)  # fragment order is topological and reads like the original
     computed = [n for n in order if n not in binding.from_partials]
     used_names = {ref for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
-                  for ref in _refs(v)}
+                  for ref in fx_refs(v)}
     used_names |= {binding.from_partials[n][0] for n in order if n in binding.from_partials}
     used_inputs = {name: binding.inputs[name] for name in binding.inputs
                    if name in used_names or name in {binding.outputs[p] for p in checked}}
     used_symbols = {s for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
-                    for s in _symbols(v)}
+                    for s in fx_symbols(v)}
     params = [p for p in kernel.params if p in used_inputs.values()
               or (p in symbol_params and any(symbols[s] == p for s in used_symbols))]
 
     taken = set(kernel.params)
     names = {n: _identifier(n, taken) for n in [*used_inputs, *order]}
-    lines = [f"def reference({', '.join(params)}):"]
+    lines = [f"def reference({', '.join(map(the, params))}):"]
     for name, param in sorted(used_inputs.items(), key=lambda item: kernel.params.index(item[1])):
         meta = binding.input_meta.get(name)
         if param in binding.scalar_inputs:
             dtype = f", dtype={_dtype_text(meta.dtype)}" if meta else ""
-            lines.append(f"    {names[name]} = torch.as_tensor({param}{dtype})")
+            lines.append(f"    {names[name]} = torch.as_tensor({the(param)}{dtype})")
             continue
         buffer_meta = _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
         # Inductor loads fp16/bf16 values into fp32, computes in fp32 and rounds once, at the store: so does the
         # reference (rounding after every op, as eager would, makes it differ from a correct kernel).
         upcast = ".float()" if (meta and _norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
         if meta and buffer_meta and not _same_shape(meta, buffer_meta) and _numel(meta.shape) is not None:
-            lines.append(f"    {names[name]} = {param}.reshape{_shape_text(meta.shape)}{upcast}")
+            lines.append(f"    {names[name]} = {the(param)}.reshape{_shape_text(meta.shape, final)}{upcast}")
         else:
-            lines.append(f"    {names[name]} = {param}{upcast}")
+            lines.append(f"    {names[name]} = {the(param)}{upcast}")
     for symbol in sorted(used_symbols):
         source = symbols[symbol]
         if "." in source:
             base, rest = source.split(".", 1)
             source = f"{names.get(base, base)}.{rest}"
-        lines.append(f"    {symbol} = {source}")
-    if any(isinstance(v, _Device) for n in order for v in fragment.ops[n].kwargs.values()):
+        else:
+            source = the(source)
+        lines.append(f"    {the(symbol)} = {source}")
+    if any(isinstance(v, FxDevice) for n in order for v in fragment.ops[n].kwargs.values()):
         first = next((p for p in params if p not in binding.scalar_inputs and p not in symbol_params), None)
-        device = f"{first}.device" if first else f'torch.device("{kernel.device_str or "cpu"}")'
+        device = f"{the(first)}.device" if first else f'torch.device("{kernel.device_str or "cpu"}")'
         lines.append(f"    device = {device}")
     for name in order:
         op = fragment.ops[name]
@@ -135,14 +145,14 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                          f"{list(split.dims)}; the kernel {verb} them.")
             call = f"{_SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
         elif op.target == "operator.getitem":
-            call = f"{_render(op.args[0], names)}[{_render(op.args[1], names)}]"
+            call = f"{render_fx(op.args[0], names, final)}[{render_fx(op.args[1], names, final)}]"
         elif op.target == "torch.ops.prims.fma.default" and len(op.args) == 3:
             # Inductor's own prim (registered only once Inductor is imported): a * b + c.
-            a, b, c = (_render(v, names) for v in op.args)
+            a, b, c = (render_fx(v, names, final) for v in op.args)
             call = f"torch.ops.aten.add.Tensor(torch.ops.aten.mul.Tensor({a}, {b}), {c})"
         else:
-            parts = [_render(v, names) for v in op.args]
-            parts += [f"{k}={_render(v, names)}" for k, v in op.kwargs.items()]
+            parts = [render_fx(v, names, final) for v in op.args]
+            parts += [f"{the(k)}={render_fx(v, names, final)}" for k, v in op.kwargs.items()]
             call = f"{op.target}({', '.join(parts)})"
         lines.append(f"    {names[name]} = {call}")
 
@@ -162,7 +172,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
                          f"along dim {list(split.dims)};")
             lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({split.terms} values per element).")
-            results.append(f'"{param}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
+            results.append(f'"{the(param)}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
                            f'"terms": {split.terms}, "expected": {expr}}}')
             split_outputs.append(param)
             continue
@@ -173,8 +183,8 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                     unchecked[param] = (f"{name} has shape {list(node_meta.shape)} but {param} holds "
                                         f"{list(meta.shape)}")
                     continue
-                expr = f"{expr}.reshape{_shape_text(meta.shape)}"
-        results.append(f'"{param}": {expr}')
+                expr = f"{expr}.reshape{_shape_text(meta.shape, final)}"
+        results.append(f'"{the(param)}": {expr}')
     lines.append("    return {" + ", ".join(results) + "}")
     source = "\n".join(lines) + "\n"
     compile(source, f"<reference of {kernel.name}>", "exec")
@@ -200,8 +210,9 @@ def _outputs_of(kernel: Kernel, access: _Access | None) -> list[str]:
     return [p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr"))]
 
 
-def build_reference(kernel: Kernel, launch: Launch, graph: Graph) -> Reference:
-    """Eager reference of `kernel` as launched by `launch`; outputs it cannot derive are listed with a reason."""
+def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: Mapping[str, str] | None = None) -> Reference:
+    """Eager reference of `kernel` as launched by `launch`, its source written in `final_names` (Inductor parameter
+    -> the module's name; Inductor's names where absent); outputs it cannot derive are listed with a reason."""
     access: _Access | None = None
     try:
         access = _scan_kernel(kernel)
@@ -212,7 +223,7 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph) -> Reference:
         _bind_inputs(kernel, launch, graph, access, fragment, binding)
         _bind_outputs(kernel, launch, graph, access, fragment, binding)
         _bind_partial_inputs(fragment, binding)
-        return _generate(kernel, fragment, binding, graph, launch)
+        return _generate(kernel, fragment, binding, graph, launch, final_names or {})
     except _NoFragment:
         reason = "the kernel has no # Graph fragment comment (torch < 2.5 or a template kernel)"
     except Exception as exc:  # noqa: BLE001 - a reference is optional; the module still gets written

@@ -7,9 +7,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from harvest.model import FxNode, Graph, Kernel, TensorMeta
+from harvest.model import FxExpr, FxNode, FxRef, FxValue, Graph, Kernel, TensorMeta
 from harvest.ops import SAME_VALUES, torch_ops_target
-from harvest.reference.fx_args import FxArgError, _Code, _Ref, _refs, _Value, parse_fx_args, parse_fx_kwargs
+from harvest.reference.fx_args import fx_refs
 
 # ---------------------------------------------------------------------------------------------------------------
 # The fragment as a small program.
@@ -19,8 +19,8 @@ from harvest.reference.fx_args import FxArgError, _Code, _Ref, _refs, _Value, pa
 class _Op:
     name: str
     target: str  # normalized: "torch.ops.aten.add.Tensor" or "operator.getitem"
-    args: tuple[_Value, ...]
-    kwargs: dict[str, _Value]
+    args: tuple[FxValue, ...]
+    kwargs: dict[str, FxValue]
     meta: TensorMeta | None
     inferred: bool = False  # not in the fragment; deduced (getitem = var_mean[0])
 
@@ -77,13 +77,10 @@ def _read_fragment(kernel: Kernel) -> _Fragment:
         if not _target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
             continue
-        try:
-            args = parse_fx_args(node.args)
-            kwargs = parse_fx_kwargs(node.kwargs) if node.kwargs.strip() else {}
-        except FxArgError as exc:
-            fragment.broken[node.name] = f"cannot read the arguments of {node.name}: {exc}"
+        if node.args_error:
+            fragment.broken[node.name] = f"cannot read the arguments of {node.name}: {node.args_error}"
             continue
-        fragment.ops[node.name] = _Op(node.name, target, args, kwargs, node.meta)
+        fragment.ops[node.name] = _Op(node.name, target, node.args, dict(node.kwargs), node.meta)
     _infer_getitems(fragment)
     return fragment
 
@@ -99,7 +96,7 @@ def _infer_getitems(fragment: _Fragment) -> None:
     that node not yet taken are exactly as many as the missing names; they are then assigned in FX naming order
     (getitem < getitem_1 < ...), the order in which FX created them.
     """
-    used = {name for op in fragment.ops.values() for value in (*op.args, *op.kwargs.values()) for name in _refs(value)}
+    used = {name for op in fragment.ops.values() for value in (*op.args, *op.kwargs.values()) for name in fx_refs(value)}
     missing = sorted(
         (n for n in used | set(fragment.returns) if re.fullmatch(r"getitem(_\d+)?", n) and n not in fragment.ops),
         key=_getitem_index,
@@ -115,7 +112,7 @@ def _infer_getitems(fragment: _Fragment) -> None:
     taken = {
         op.args[1].text
         for op in fragment.ops.values()
-        if op.target == "operator.getitem" and op.args and op.args[0] == _Ref(source.name) and isinstance(op.args[1], _Code)
+        if op.target == "operator.getitem" and op.args and op.args[0] == FxRef(source.name) and isinstance(op.args[1], FxExpr)
     }
     free = [i for i in range(_TUPLE_ARITY[source.family]) if str(i) not in taken]
     if len(free) != len(missing):
@@ -126,7 +123,7 @@ def _infer_getitems(fragment: _Fragment) -> None:
     ops = dict(fragment.ops)
     for name, index in zip(missing, free):
         placeholder = fragment.placeholders.get(name)
-        ops[name] = _Op(name, "operator.getitem", (_Ref(source.name), _Code(str(index))), {},
+        ops[name] = _Op(name, "operator.getitem", (FxRef(source.name), FxExpr((str(index),))), {},
                         placeholder.meta if placeholder else None, inferred=True)
         fragment.warnings.append(f"inferred {name} = {source.name}[{index}] (the fragment uses it but does not define it)")
     # Keep definition order valid: inferred getitems go right after their tuple node.
@@ -147,10 +144,10 @@ def _family(fragment: _Fragment, name: str) -> str:
         op = fragment.ops[name]
         if op.target == "operator.getitem":
             source = op.args[0]
-            if isinstance(source, _Ref) and source.name in fragment.ops and isinstance(op.args[1], _Code):
+            if isinstance(source, FxRef) and source.name in fragment.ops and isinstance(op.args[1], FxExpr):
                 return f"{fragment.ops[source.name].family}[{op.args[1].text}]"
             return ""
-        if op.family in SAME_VALUES and op.args and isinstance(op.args[0], _Ref):
+        if op.family in SAME_VALUES and op.args and isinstance(op.args[0], FxRef):
             name = op.args[0].name
             continue
         return op.family

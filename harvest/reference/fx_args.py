@@ -1,201 +1,39 @@
-"""The arguments of an FX fragment line (`aten.add.Tensor(%x, 1.0)`, `{dim: [-1]}`) read into values: node
-references, literals, dtypes, devices; and written back as Python source. Pure."""
+"""FX argument values (harvest.model's FxValue, read when the comment was parsed) written back as Python source in
+the reference's names. Pure."""
 
 from __future__ import annotations
 
-import keyword
-import re
-from dataclasses import dataclass
+from collections.abc import Mapping
 
-# ---------------------------------------------------------------------------------------------------------------
-# Reading FX argument text: `(%arg0_1, [2], 1e-05)`, `{correction: 0, keepdim: True, device: cuda:0}`.
+from harvest.model import FxDevice, FxDict, FxExpr, FxList, FxRef, FxValue, fx_refs
 
 
-@dataclass(frozen=True)
-class _Ref:
-    name: str  # an FX node: `%name`
-
-
-@dataclass(frozen=True)
-class _Code:
-    text: str  # Python source of a literal or a size expression
-    symbols: tuple[str, ...] = ()  # size symbols it uses (s0, ks0)
-
-
-@dataclass(frozen=True)
-class _Device:
-    pass
-
-
-_Value = _Ref | _Code | _Device | list | tuple | dict
-
-_TOKEN = re.compile(
-    r"\s*(?:(?P<ref>%[A-Za-z_]\w*)|(?P<num>\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)"
-    r"|(?P<str>'[^']*'|\"[^\"]*\")|(?P<ident>[A-Za-z_][\w.]*)|(?P<punct>//|\*\*|[\[\](){}:,+\-*/]))"
-)
-_DEVICE_TYPES = {"cpu", "cuda", "xpu", "mps", "meta", "hip", "mtia"}
-_SPECIAL_FLOATS = {"inf": 'float("inf")', "nan": 'float("nan")'}
-_PLAIN_NAMES = {"True", "False", "None"}
-
-
-class FxArgError(ValueError):
-    """The argument text of a fragment node is not in a form this module understands."""
-
-
-def _tokenize(text: str) -> list[tuple[str, str]]:
-    tokens: list[tuple[str, str]] = []
-    pos = 0
-    text = text.rstrip()
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if not match or match.end() == pos:
-            raise FxArgError(f"cannot read {text[pos:pos + 20]!r}")
-        kind = match.lastgroup or ""
-        tokens.append((kind, match.group(kind)))
-        pos = match.end()
-    return tokens
-
-
-class _FxArgParser:
-    def __init__(self, text: str):
-        self.tokens = _tokenize(text)
-        self.pos = 0
-
-    def peek(self, offset: int = 0) -> tuple[str, str]:
-        index = self.pos + offset
-        return self.tokens[index] if index < len(self.tokens) else ("end", "")
-
-    def take(self) -> tuple[str, str]:
-        token = self.peek()
-        self.pos += 1
-        return token
-
-    def expect(self, text: str) -> None:
-        kind, value = self.take()
-        if value != text:
-            raise FxArgError(f"expected {text!r}, found {value!r}")
-
-    def sequence(self, close: str) -> list[_Value]:
-        items: list[_Value] = []
-        while self.peek()[1] != close:
-            items.append(self.value())
-            if self.peek()[1] == ",":
-                self.take()
-            elif self.peek()[1] != close:
-                raise FxArgError(f"expected ',' or {close!r}, found {self.peek()[1]!r}")
-        self.take()
-        return items
-
-    def mapping(self, close: str) -> dict[str, _Value]:
-        items: dict[str, _Value] = {}
-        while self.peek()[1] != close:
-            kind, key = self.take()
-            if kind not in ("ident", "str"):
-                raise FxArgError(f"expected a keyword name, found {key!r}")
-            self.expect(":")
-            items[key.strip("'\"")] = self.value()
-            if self.peek()[1] == ",":
-                self.take()
-        self.take()
-        return items
-
-    def value(self) -> _Value:
-        kind, text = self.peek()
-        if text == "[":
-            self.take()
-            return self.sequence("]")
-        if text == "(":
-            self.take()
-            return tuple(self.sequence(")"))
-        if text == "{":
-            self.take()
-            return self.mapping("}")
-        if kind == "ident" and text in _DEVICE_TYPES:
-            self.take()
-            if self.peek()[1] == ":" and self.peek(1)[0] == "num":
-                self.take()
-                self.take()
-            return _Device()
-        if kind == "ref" and self.peek(1)[1] in (",", ")", "]", "}", ""):
-            self.take()
-            return _Ref(text[1:])
-        return self.scalar_expression()
-
-    def scalar_expression(self) -> _Code:
-        parts: list[str] = []
-        symbols: list[str] = []
-        depth = 0
-        while True:
-            kind, text = self.peek()
-            if kind == "end" or (depth == 0 and text in (",", ")", "]", "}")):
-                break
-            self.take()
-            if text == "(":
-                depth += 1
-            elif text == ")":
-                depth -= 1
-            if kind == "ident":
-                if text in _SPECIAL_FLOATS:
-                    text = _SPECIAL_FLOATS[text]
-                elif text.startswith("torch.") or text in _PLAIN_NAMES:
-                    pass
-                elif "." not in text and not keyword.iskeyword(text):
-                    symbols.append(text)
-                else:
-                    raise FxArgError(f"unknown name {text!r}")
-            elif kind == "ref":
-                raise FxArgError(f"node {text} inside an expression")
-            parts.append(text)
-        if not parts:
-            raise FxArgError("empty value")
-        joined = " ".join(parts) if len(parts) > 1 else parts[0]
-        # `- 1` -> `-1`: unary minus reads better attached.
-        joined = re.sub(r"^- (?=\S)", "-", joined)
-        return _Code(joined, tuple(dict.fromkeys(symbols)))
-
-
-def parse_fx_args(text: str) -> tuple[_Value, ...]:
-    """`%arg0_1, [2], 1e-05` (the inside of `args = (...)`) -> values. Raises FxArgError."""
-    parser = _FxArgParser(text + ")")
-    return tuple(parser.sequence(")"))
-
-
-def parse_fx_kwargs(text: str) -> dict[str, _Value]:
-    """`correction: 0, keepdim: True` (the inside of `kwargs = {...}`) -> values by name. Raises FxArgError."""
-    parser = _FxArgParser(text + "}")
-    return parser.mapping("}")
-
-
-def _refs(value: _Value) -> list[str]:
-    if isinstance(value, _Ref):
-        return [value.name]
-    if isinstance(value, (list, tuple)):
-        return [name for item in value for name in _refs(item)]
-    if isinstance(value, dict):
-        return [name for item in value.values() for name in _refs(item)]
-    return []
-
-
-def _symbols(value: _Value) -> list[str]:
-    if isinstance(value, _Code):
+def fx_symbols(value: FxValue) -> list[str]:
+    """The size symbols an argument value uses, in order."""
+    if isinstance(value, FxExpr):
         return list(value.symbols)
-    if isinstance(value, (list, tuple)):
-        return [s for item in value for s in _symbols(item)]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _symbols(item)]
+    if isinstance(value, (FxList, FxDict)):
+        return fx_symbols(value.items)
+    if isinstance(value, tuple):
+        return [s for item in value for s in fx_symbols(item)]
     return []
 
 
-def _render(value: _Value, names: dict[str, str]) -> str:
-    if isinstance(value, _Ref):
-        return names[value.name]
-    if isinstance(value, _Code):
-        return value.text
-    if isinstance(value, _Device):
+def render_fx(value: FxValue, nodes: Mapping[str, str], final: Mapping[str, str]) -> str:
+    """Python source of `value`: FX nodes by their names in `nodes`, size symbols that are kernel parameters by their
+    names in the module (`final`)."""
+    if isinstance(value, FxRef):
+        return nodes[value.name]
+    if isinstance(value, FxExpr):
+        return FxExpr(tuple(final.get(token, token) for token in value.tokens)).text
+    if isinstance(value, FxDevice):
         return "device"
-    if isinstance(value, list):
-        return "[" + ", ".join(_render(v, names) for v in value) + "]"
+    if isinstance(value, FxList):
+        return "[" + ", ".join(render_fx(v, nodes, final) for v in value.items) + "]"
     if isinstance(value, tuple):
-        inner = ", ".join(_render(v, names) for v in value)
+        inner = ", ".join(render_fx(v, nodes, final) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
-    raise FxArgError(f"cannot render {value!r}")
+    raise ValueError(f"cannot render {value!r}")
+
+
+__all__ = ["fx_refs", "fx_symbols", "render_fx"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 
 import libcst as cst
@@ -317,9 +316,6 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
                         warnings=tuple(warnings))
 
 
-_FX_REF = re.compile(r"%(\w+)")
-
-
 def _fx_op(target: str) -> str:
     """`torch.ops.aten.expand.default` / `prims.convert_element_type.default` -> the op's name."""
     parts = target.removeprefix("torch.ops.").split(".")
@@ -354,7 +350,7 @@ def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode], facts: _Facts) -
         """The node's arguments, and through views and casts (same values) what those read."""
         found: set[str] = set()
         node = nodes.get(name)
-        for ref in _FX_REF.findall(f"{node.args} {node.kwargs}") if node is not None else ():
+        for ref in node.refs if node is not None else ():
             found.add(ref)
             source = nodes.get(ref)
             if source is not None and depth < 8 and _fx_op(source.target) in SAME_VALUES:
