@@ -6,6 +6,7 @@ run from a source tree (`PYTHONPATH=. python -m harvest`), the same files are re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from importlib import resources
 from importlib.abc import Traversable
@@ -34,7 +35,19 @@ def available_templates() -> list[str]:
 
 
 def load_template(name: str, filters: dict[str, Callable] | None = None) -> jinja2.Template:
-    """A shipped template; an unknown name raises an error that lists the ones that exist."""
+    """A shipped template; an unknown name raises an error that lists the ones that exist. Without filters, each
+    template is compiled once per process (every module of an extraction renders the same one)."""
+    if not filters:
+        return _compiled_template(name)
+    return _compile_template(name, filters)
+
+
+@functools.cache
+def _compiled_template(name: str) -> jinja2.Template:
+    return _compile_template(name, None)
+
+
+def _compile_template(name: str, filters: dict[str, Callable] | None) -> jinja2.Template:
     resource = template_dir() / name
     if not resource.is_file():
         raise TemplateNotFound(f"no template {name!r} in {TEMPLATE_PACKAGE}; available: {', '.join(available_templates())}")

@@ -68,7 +68,7 @@ def test_same_nodes_as_libcst_scope_analysis_on_every_fixture_kernel():
     sources = _fixture_kernels()
     assert len(sources) > 150
     for source in sources:
-        _same(_standalone(cst.parse_module(source)))
+        _same(_standalone(cst.parse_module(source), source))
 
 
 CORNERS = """

@@ -69,7 +69,7 @@ def strip_inductor_decorators(source: str) -> str:
     Returns `source` unchanged when it does not parse.
     """
     try:
-        return _standalone(_parsed(source)).code
+        return _standalone(_parsed(source), source).code
     except Exception:  # a kernel we cannot read stays as Inductor wrote it; callers compare and warn
         return source
 
@@ -82,7 +82,7 @@ def rename_kernel(source: str, context: RenameContext | None = None) -> RenameRe
     (harvest/prewarm.py), and the renders after the run find the result here."""
     context = context or RenameContext()
     try:
-        stripped = _standalone(_parsed(source))
+        stripped = _standalone(_parsed(source), source)
     except Exception as exc:
         return _failure(source, "", f"cannot parse the kernel source: {type(exc).__name__}: {exc}")
     try:

@@ -125,12 +125,13 @@ def _global_reads(module: cst.Module) -> set[str]:
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
-def _standalone(module: cst.Module) -> cst.Module:
+def _standalone(module: cst.Module, source: str) -> cst.Module:
+    """`module` is `source` parsed. Function bodies are walked only when they use something to rewrite (every kernel
+    imports tl_math; few use it)."""
     kernel = _kernel_def(module)
     if kernel is None:
         raise ValueError("no function definition in the kernel source")
-    code = module.code
-    deep = "tl_math" in code or "promote_to_tensor" in code or _INDENTED_DRIVER_CALL.search(code) is not None
+    deep = "tl_math." in source or "promote_to_tensor(" in source or _INDENTED_DRIVER_CALL.search(source) is not None
     module = module.visit(_Standalone(kernel.name.value, deep))
     module = module.visit(_Imports(_global_reads(module)))
     # a blank line pair before the def, whatever the removed decorator left behind
