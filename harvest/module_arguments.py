@@ -6,7 +6,6 @@ The kernel's parameters as launch() passes them (`runtime_params`) live here too
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
@@ -15,9 +14,9 @@ import libcst.matchers as m
 
 from harvest.dtypes import ITEMSIZE, triton_pointer_dtype
 from harvest.errors import HarvestError
+from harvest.kernel_facts import kernel_facts
 from harvest.model import Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
 from harvest.shapes import evaluate
-from harvest.syntax import kernel_trees
 
 
 class RenderError(HarvestError):
@@ -69,13 +68,13 @@ class Layout:
 
 def def_constexprs(kernel: Kernel) -> set[str]:
     """Parameters the kernel's def annotates `tl.constexpr` (block sizes): the only ones not passed positionally."""
-    tree = kernel_trees(kernel.source).ast
-    if tree is None:
+    try:
+        function = kernel_facts(kernel.source).named(kernel.name)
+    except SyntaxError:
+        function = None
+    if function is None:
         return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == kernel.name:
-            return {a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
-    return {p for p, kind in kernel.signature.items() if kind == "constexpr"}
+    return set(function.constexprs)
 
 
 def runtime_params(kernel: Kernel) -> list[str]:

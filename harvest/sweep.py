@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 
 from harvest.errors import HarvestError
+from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
-from harvest.syntax import kernel_ast
 
 # Inductor's largest block per axis (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_/R1_ without
 # multi-kernel's x16): a sweep never goes past what Inductor would generate itself.
@@ -101,12 +101,13 @@ def block_names(kernel: Kernel, module_source: str) -> dict[str, str]:
     """Inductor block-size parameter -> the module's name for it. Renaming keeps the def's parameter order, so the
     two defs' parameters pair up by position."""
     ours = _jit_def(ast.parse(module_source))
-    theirs = _jit_def(kernel_ast(kernel.source))
+    theirs = kernel_facts(kernel.source).jit_function()
     if ours is None or theirs is None:
         raise SweepError("no @triton.jit kernel def found in the module or in Inductor's source")
-    pairs = dict(zip((a.arg for a in theirs.args.args), (a.arg for a in ours.args.args)))
-    if len(ours.args.args) != len(theirs.args.args):
-        pairs = {p: p for p in pairs if p in {a.arg for a in ours.args.args}}  # edited signature: same names only
+    our_params = [a.arg for a in ours.args.args]
+    pairs = dict(zip(theirs.params, our_params))
+    if len(our_params) != len(theirs.params):
+        pairs = {p: p for p in pairs if p in our_params}  # edited signature: same names only
     return {inductor: mine for inductor, mine in pairs.items() if axis_of(inductor) is not None}
 
 

@@ -9,11 +9,11 @@ shows it, otherwise the field says "unknown".
     gf = graph_fusion(graph, provenance)                       # ops before fusion, kernels after, externs, flow
 """
 
-from harvest.fusion.common import REDUCTION_CALLS
 from harvest.fusion.counts import SourceCounts, count_source
 from harvest.fusion.graph import GraphFusion, graph_fusion, header_comment
 from harvest.fusion.kernel import FusedNode, KernelFusion, kernel_fusion
 from harvest.fusion.provenance import SourceLine, parse_stack_trace, source_lines_for
+from harvest.kernel_facts import REDUCTION_CALLS
 
 __all__ = [
     "REDUCTION_CALLS", "FusedNode", "GraphFusion", "KernelFusion", "SourceCounts", "SourceLine", "count_source",

@@ -1,5 +1,5 @@
-"""What the fusion stages share: the provenance artifact names, "unknown", the reduction calls, and the ops a kernel
-name spells."""
+"""What the fusion stages share: the provenance artifact names, "unknown", and the ops a kernel name spells.
+(The reduction calls are a kernel fact: harvest.kernel_facts.REDUCTION_CALLS.)"""
 
 from __future__ import annotations
 
@@ -8,30 +8,6 @@ import re
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
 UNKNOWN = "unknown"
-
-# Calls that reduce (or scan) along an axis. `triton_helpers.maximum` / `minimum` are elementwise and not listed.
-REDUCTION_CALLS = frozenset(
-    {
-        "tl.sum",
-        "tl.max",
-        "tl.min",
-        "tl.argmax",
-        "tl.argmin",
-        "tl.reduce",
-        "tl.xor_sum",
-        "tl.cumsum",
-        "tl.cumprod",
-        "tl.associative_scan",
-        "triton_helpers.max2",
-        "triton_helpers.min2",
-        "triton_helpers.prod",
-        "triton_helpers.any",
-        "triton_helpers.welford",
-        "triton_helpers.max_with_index",
-        "triton_helpers.min_with_index",
-        "triton_helpers.online_softmax_reduce",
-    }
-)
 
 # ----------------------------------------------------------------------------------------------- names
 

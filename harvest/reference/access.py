@@ -1,13 +1,14 @@
 """Reading the Triton kernel for the reference: which parameters it loads and stores, what it stores last, and that
-value's outermost operation. Pure: the kernel's shared `ast` (harvest.syntax)."""
+value's outermost operation. Pure: the kernel's facts (harvest.kernel_facts), gathered once from its shared `ast`."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
 
+from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
-from harvest.syntax import dotted, kernel_ast
+from harvest.syntax import dotted
 
 # ---------------------------------------------------------------------------------------------------------------
 # Reading the Triton kernel: which parameters it loads, what it finally stores, and what that value's top op is.
@@ -22,67 +23,27 @@ class _Access:
     loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
 
 
-def _base_param(node: ast.expr, params: set[str]) -> str | None:
-    """`in_ptr0 + (x0 + 16*r0_1)` -> "in_ptr0" (the leftmost name of a pointer expression)."""
-    while isinstance(node, ast.BinOp):
-        node = node.left
-    if isinstance(node, ast.Name) and node.id in params:
-        return node.id
-    return None
-
-
-class _KernelScanner(ast.NodeVisitor):
-    def __init__(self, params: set[str]):
-        self.params = params
-        self.access = _Access()
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.generic_visit(node)
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self.access.assigns[target.id] = node.value
-            elif isinstance(target, ast.Tuple):
-                for elt in target.elts:
-                    if isinstance(elt, ast.Name):
-                        self.access.assigns[elt.id] = None
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        self.generic_visit(node)
-        if isinstance(node.target, ast.Name):
-            self.access.assigns[node.target.id] = node.value
-
-    def visit_Call(self, node: ast.Call) -> None:
-        # Arguments first: `tl.store(p, tl.load(q))` reads q before it writes p.
-        self.generic_visit(node)
-        func = dotted(node.func)
-        if func.startswith("tl.atomic_") and node.args:
-            param = _base_param(node.args[0], self.params)
-            if param is not None:
-                self.access.stored.add(param)
-                self.access.loaded.add(param)
-            return
-        if func not in ("tl.load", "tl.store") or not node.args:
-            return
-        param = _base_param(node.args[0], self.params)
-        if param is None:
-            return
-        (self.access.loaded if func == "tl.load" else self.access.stored).add(param)
-        kind = "load" if func == "tl.load" else "store"
-        self.access.first.setdefault(param, kind)
-        if kind == "store" and len(node.args) >= 2:
-            self.access.last_store[param] = node.args[1]
-
-
 def _scan_kernel(kernel: Kernel) -> _Access:
-    tree = kernel_ast(kernel.source)
-    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    named = [f for f in functions if f.name == kernel.name]
-    function = named[0] if named else functions[-1]
-    params = {a.arg for a in function.args.args}
-    scanner = _KernelScanner(params)
-    for statement in function.body:
-        scanner.visit(statement)
-    return scanner.access
+    """The kernel def's accesses, from its facts (harvest.kernel_facts); SyntaxError when the source does not parse."""
+    function = kernel_facts(kernel.source).function(kernel.name)
+    if function is None:
+        raise IndexError("the kernel source has no def")
+    params = set(function.params)
+    access = _Access()
+    for assignment in function.assignments:
+        access.assigns[assignment.target] = assignment.value
+    for memory in function.accesses:
+        if memory.pointer not in params:
+            continue
+        if memory.kind == "atomic":
+            access.stored.add(memory.pointer)
+            access.loaded.add(memory.pointer)
+            continue
+        (access.loaded if memory.kind == "load" else access.stored).add(memory.pointer)
+        access.first.setdefault(memory.pointer, memory.kind)
+        if memory.kind == "store" and memory.value is not None:
+            access.last_store[memory.pointer] = memory.value
+    return access
 
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv", ast.Mod: "mod"}
