@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 import libcst as cst
@@ -188,12 +188,13 @@ class _CallReader(cst.CSTVisitor):
     def _add_inputs(self, target: cst.BaseExpression) -> None:
         """Graph inputs: meta from assert_size_stride (shape, stride) and get_args() or the fragments (dtype)."""
         asserted = {}  # torch 2.13 asserts an input just before its first use; partitions may assert too
-        for node in (n for fn in self.functions.values() for n in m.findall(fn, ASSERT_SIZE_STRIDE)):
-            positional = _positional(cst.ensure_type(node, cst.Call))
+        calls = [call for fn in self.functions.values() for call in _statement_calls(fn.body)]
+        for node in (call for call in calls if m.matches(call, ASSERT_SIZE_STRIDE)):
+            positional = _positional(node)
             if len(positional) >= 3 and isinstance(positional[0], cst.Name):
                 asserted[positional[0].value] = (_sizes(positional[1]), _sizes(positional[2]))
-        for node in (n for fn in self.functions.values() for n in m.findall(fn, ASSERT_SIZE_STRIDE_GROUPED)):
-            positional = _positional(cst.ensure_type(node, cst.Call))
+        for node in (call for call in calls if m.matches(call, ASSERT_SIZE_STRIDE_GROUPED)):
+            positional = _positional(node)
             if len(positional) < 3 or not all(isinstance(p, (cst.Tuple, cst.List)) for p in positional[:3]):
                 continue
             names, shapes, strides = (list(_elements(p)) for p in positional[:3])
@@ -289,3 +290,25 @@ class _CallReader(cst.CSTVisitor):
 
 
 # -- small helpers over nodes ----------------------------------------------------------------------------------------
+
+
+def _statement_calls(block: cst.BaseSuite) -> Iterator[cst.Call]:
+    """The calls that are whole statements (`assert_size_stride(x, ...)`), in source order, nested blocks included:
+    a walk over statements only, not over every expression node as a matcher search would make."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from (s.value for s in statement.body if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call))
+        elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+            yield statement.value
+        elif isinstance(statement, cst.BaseCompoundStatement):
+            yield from _statement_calls(statement.body)
+            for handler in getattr(statement, "handlers", ()):  # try: except ...
+                yield from _statement_calls(handler.body)
+            orelse = getattr(statement, "orelse", None)
+            while orelse is not None:  # elif / else branches
+                yield from _statement_calls(orelse.body)
+                orelse = getattr(orelse, "orelse", None)
+            final = getattr(statement, "finalbody", None)
+            if final is not None:
+                yield from _statement_calls(final.body)
