@@ -156,6 +156,16 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class LaunchView:
+    """The layout a launch passes with `reinterpret_tensor(buf4, (2048, 512), (512, 1), 0)`: sizes are ints, or
+    strings for size expressions (`s0`, `64*ks0`)."""
+
+    shape: tuple[int | str, ...]
+    stride: tuple[int | str, ...]
+    offset: int | str = 0
+
+
+@dataclass(frozen=True)
 class LaunchArg:
     """One argument of a kernel launch, bound to the kernel parameter at the same position."""
 
@@ -163,6 +173,8 @@ class LaunchArg:
     expr: str  # the call site's source text ("arg0_1", "buf0", "100000000", "ks0", "s0*s1")
     buffer: str | None = None  # buffer name when expr names (or views) a tensor
     value: int | None = None  # integer value when expr is a literal
+    view: LaunchView | None = None  # the layout, when expr is `reinterpret_tensor(buffer, shape, stride[, offset])`
+    item_of: str | None = None  # the tensor whose one value expr passes: `arg3_1.item()` -> "arg3_1"
 
 
 @dataclass(frozen=True)

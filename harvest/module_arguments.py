@@ -9,9 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-import libcst.matchers as m
-
 from harvest.dtypes import ITEMSIZE, triton_pointer_dtype
 from harvest.errors import HarvestError
 from harvest.kernel_facts import kernel_facts
@@ -162,7 +159,7 @@ def _static_arguments(kernel: Kernel, launch: Launch, graph: Graph,
         else:
             value = arg.value if arg.value is not None else evaluate(arg.expr, hints)
             note = ""
-            if value is None and arg.expr.endswith(".item()"):
+            if value is None and arg.item_of is not None:
                 value = 0.5 if kind.startswith("fp") else 1
                 note = f"the value of {arg.expr} is known only at run time; {value} stands in"
             if value is None:
@@ -181,9 +178,8 @@ def _extent_bytes(shape: tuple[int, ...], stride: tuple[int, ...], offset: int, 
 
 
 def tensor_layout(arg: LaunchArg, graph: Graph, hints: dict) -> Layout | None:
-    view = reinterpret_layout(arg.expr, hints)
-    if view is not None:
-        return view[1]
+    if arg.view is not None:  # `reinterpret_tensor(buf4, shape, stride, offset)` at the launch
+        return _sizes_layout(arg.view.shape, arg.view.stride, arg.view.offset, hints)
     name = arg.buffer or arg.expr
     buffer = graph.buffers.get(name)
     if buffer is None:
@@ -191,37 +187,15 @@ def tensor_layout(arg: LaunchArg, graph: Graph, hints: dict) -> Layout | None:
     return _meta_layout(buffer.meta, hints, buffer.offset)
 
 
-def reinterpret_layout(expr: str, hints: dict) -> tuple[str, Layout] | None:
-    """`reinterpret_tensor(buf4, (2048, 512), (512, 1), 0)` -> ("buf4", layout)."""
-    try:
-        node = cst.parse_expression(expr)
-    except cst.ParserSyntaxError:
-        return None
-    if not m.matches(node, m.Call(func=m.Name("reinterpret_tensor"))):
-        return None
-    call = cst.ensure_type(node, cst.Call)
-    parts = [cst.Module([]).code_for_node(arg.value) for arg in call.args]
-    if len(parts) < 3:
-        return None
-    shape = _resolve_sizes(parts[1], hints)
-    stride = _resolve_sizes(parts[2], hints)
-    offset = evaluate(parts[3], hints) if len(parts) > 3 else 0
-    if shape is None or stride is None or offset is None:
-        return None
-    return parts[0], Layout(shape, stride, int(offset))
-
-
-def _resolve_sizes(text: str, hints: dict) -> tuple[int, ...] | None:
-    node = cst.parse_expression(text)
-    if not isinstance(node, cst.Tuple):
-        return None
-    values = [evaluate(cst.Module([]).code_for_node(e.value), hints) for e in node.elements]
-    return None if any(v is None for v in values) else tuple(int(v) for v in values)  # type: ignore[arg-type]
-
-
 def _meta_layout(meta: TensorMeta, hints: dict, offset: int | str = 0) -> Layout | None:
-    shape = [evaluate(str(s), hints) for s in meta.shape]
-    stride = [evaluate(str(s), hints) for s in meta.stride]
+    return _sizes_layout(meta.shape, meta.stride, offset, hints)
+
+
+def _sizes_layout(shape_sizes: tuple[int | str, ...], stride_sizes: tuple[int | str, ...], offset: int | str,
+                  hints: dict) -> Layout | None:
+    """Concrete sizes for a shape, stride and offset written with size symbols; None when one is unknown."""
+    shape = [evaluate(str(s), hints) for s in shape_sizes]
+    stride = [evaluate(str(s), hints) for s in stride_sizes]
     off = evaluate(str(offset), hints)
     if any(v is None for v in shape + stride) or off is None:
         return None

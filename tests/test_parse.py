@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harvest.errors import ParseError
-from harvest.model import FxExpr, FxList, FxRef, Graph, TensorMeta
+from harvest.model import FxExpr, FxList, FxRef, Graph, LaunchArg, LaunchView, TensorMeta
+from harvest.module_arguments import Layout, tensor_layout
 from harvest.parse import parse_output_code, parse_tensor_meta
 
 CAPTURES = sorted(FIXTURES.glob("*/*/graph_*.py"))  # every captured wrapper module
@@ -343,6 +344,7 @@ def test_dynamic_shapes(root: Path) -> None:
     (launch,) = graph.launches
     args = {a.param: a for a in launch.args}
     assert args["in_ptr1"].expr == "arg3_1.item()" and args["in_ptr1"].buffer is None
+    assert args["in_ptr1"].item_of == "arg3_1"  # read when the wrapper is parsed
     assert (args["ks0"].expr, args["xnumel"].expr, args["r0_numel"].expr) == ("s27", "s77", "s27")
     assert all(args[p].value is None for p in ("ks0", "xnumel", "r0_numel"))
     arg2_1 = next(n for n in kernel.comment.fragment if n.name == "arg2_1")
@@ -579,6 +581,23 @@ def test_torch_2_6_format_without_runner() -> None:
         ("in_ptr0", "arg1_1", "arg1_1"), ("out_ptr0", "buf0", "buf0"), ("xnumel", "ps0", None)
     ]  # fmt: skip
     assert launch.grid == "grid(ps0)"
+
+
+def test_a_view_passed_at_a_launch_gets_its_layout_when_parsed() -> None:
+    """`kernel.run(reinterpret_tensor(buf, shape, stride, offset), ...)`: the layout goes on the model, and the module
+    plans its argument from it, symbols resolved from the graph's example values."""
+    source = (CUDA / "square_square" / "graph_000.py").read_text()
+    launch = "triton_poi_fused_pow_0.run(arg0_1, buf0, 100000000, stream=stream0)"
+    assert launch in source
+    viewed = source.replace(launch, "triton_poi_fused_pow_0.run(reinterpret_tensor(arg0_1, (5000, 20000), (20000, 1), 0), buf0, 100000000, stream=stream0)")
+    graph = parse_output_code(viewed)
+    a_arg = graph.launches[0].args[0]
+    assert (a_arg.buffer, a_arg.view) == ("arg0_1", LaunchView((5000, 20000), (20000, 1), 0))
+    assert graph.launches[0].args[1].view is None  # a plain buffer
+    assert tensor_layout(a_arg, graph, {}) == Layout((5000, 20000), (20000, 1), 0)
+    symbolic = LaunchArg("in_ptr0", "reinterpret_tensor(arg0_1, (s0, 4), (4, 1), 2*s0)", "arg0_1", view=LaunchView(("s0", 4), (4, 1), "2*s0"))
+    assert tensor_layout(symbolic, graph, {"s0": 3}) == Layout((3, 4), (4, 1), 6)
+    assert tensor_layout(symbolic, graph, {}) is None  # s0 unknown
 
 
 def _kernel(name: str, decorator: str, params: str, body: str = "    pass\n", var: str | None = None) -> str:

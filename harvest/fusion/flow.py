@@ -73,7 +73,7 @@ def _launch_io(graph: Graph, launch: Launch, fusion: KernelFusion | None) -> tup
     reads: list[str] = []
     writes: list[str] = []
     for arg in launch.args:
-        names = [arg.buffer] if arg.buffer else _tensor_names(graph, [arg.expr])
+        names = [arg.buffer] if arg.buffer else _tensor_names(graph, [arg.item_of] if arg.item_of else [])
         if not names:
             continue
         if fusion is not None and (fusion.reads or fusion.writes):

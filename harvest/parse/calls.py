@@ -15,6 +15,7 @@ from harvest.model import (
     Kernel,
     Launch,
     LaunchArg,
+    LaunchView,
     TensorMeta,
 )
 from harvest.parse.patterns import (
@@ -25,6 +26,7 @@ from harvest.parse.patterns import (
     ASSERT_SIZE_STRIDE_GROUPED,
     EXTERN_ROOTS,
     HOUSEKEEPING_CALL,
+    ITEM_OF_NAME,
     LAUNCH,
     PARTITION_ARGS,
     PARTITION_CALL,
@@ -239,7 +241,10 @@ class _CallReader(cst.CSTVisitor):
         expr = _code(node)
         name = _tensor_name(node)
         if name is not None and (name in self.tensors or param_type.startswith("*")):
-            return LaunchArg(param, expr, buffer=name)
+            return LaunchArg(param, expr, buffer=name, view=_launch_view(node))
+        if m.matches(node, ITEM_OF_NAME):
+            item_of = cst.ensure_type(cst.ensure_type(cst.ensure_type(node, cst.Call).func, cst.Attribute).value, cst.Name)
+            return LaunchArg(param, expr, item_of=item_of.value)
         value = _plain(node)
         if isinstance(value, int) and not isinstance(value, bool):
             return LaunchArg(param, expr, value=value)
@@ -312,3 +317,14 @@ def _statement_calls(block: cst.BaseSuite) -> Iterator[cst.Call]:
             final = getattr(statement, "finalbody", None)
             if final is not None:
                 yield from _statement_calls(final.body)
+
+
+def _launch_view(node: cst.BaseExpression) -> LaunchView | None:
+    """`reinterpret_tensor(buf4, (2048, 512), (512, 1), 0)` -> its layout; None for anything else."""
+    if not m.matches(node, REINTERPRET):
+        return None
+    positional = _positional(cst.ensure_type(node, cst.Call))
+    if len(positional) < 3 or not all(isinstance(p, cst.Tuple) for p in positional[1:3]):
+        return None
+    offset = _sizes(positional[3]) if len(positional) > 3 else (0,)
+    return LaunchView(_sizes(positional[1]), _sizes(positional[2]), offset[0] if len(offset) == 1 else "?")

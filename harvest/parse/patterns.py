@@ -29,6 +29,8 @@ HOUSEKEEPING_CALL = m.Call(
 STREAM = m.Call(func=m.Name("get_raw_stream"))
 ALLOCATION = m.Call(func=m.Name(value=m.MatchRegex(r"empty_strided(_\w+)?")))
 REINTERPRET = m.Call(func=m.Name("reinterpret_tensor"), args=[m.Arg(m.Name()), m.ZeroOrMore()])
+# `arg3_1.item()`: one value of a tensor, passed to a kernel as a scalar
+ITEM_OF_NAME = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("item")), args=[])
 LAUNCH = m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("run")))
 PARTITION_CALL = m.Call(
     func=m.Subscript(value=m.Name("partitions") | m.Attribute(value=m.Name("self"), attr=m.Name("partitions")))

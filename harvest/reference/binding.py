@@ -123,7 +123,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
     unbound: list[str] = []
     for param in reads:
         arg = by_param.get(param)
-        name = _arg_buffer(arg.expr, arg.buffer) if arg else None
+        name = _arg_buffer(arg) if arg else None
         if name is not None and name in readable and name not in binding.inputs:
             binding.inputs[name] = param
         else:
@@ -140,7 +140,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
     # node can be computed from it.
     partials = [n for n in fragment.placeholders if n not in binding.inputs and n not in used and n not in fragment.ops
                 and _partial_of(fragment, fragment.placeholders[n].meta)]
-    metas = {param: _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
+    metas = {param: _buffer_meta(graph, _arg_buffer(by_param[param]))
              for param in unbound if param in by_param}
 
     def matches(param: str, names: list[str], same) -> list[str]:
@@ -186,7 +186,7 @@ def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
         if param not in access.last_store:
             continue
         arg = by_param.get(param)
-        buffer = _arg_buffer(arg.expr, arg.buffer) if arg else None
+        buffer = _arg_buffer(arg) if arg else None
         meta = _buffer_meta(graph, buffer)
         if meta is None:
             binding.unchecked[param] = f"no shape/stride/dtype is known for {param} ({arg.expr if arg else 'unbound'})"

@@ -116,7 +116,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             dtype = f", dtype={_dtype_text(meta.dtype)}" if meta else ""
             lines.append(f"    {names[name]} = torch.as_tensor({the(param)}{dtype})")
             continue
-        buffer_meta = _buffer_meta(graph, _arg_buffer(by_param[param].expr, by_param[param].buffer))
+        buffer_meta = _buffer_meta(graph, _arg_buffer(by_param[param]))
         # Inductor loads fp16/bf16 values into fp32, computes in fp32 and rounds once, at the store: so does the
         # reference (rounding after every op, as eager would, makes it differ from a correct kernel).
         upcast = ".float()" if (meta and _norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
@@ -162,7 +162,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     for param in list(checked):
         name = binding.outputs[param]
         arg = by_param[param]
-        meta = _buffer_meta(graph, _arg_buffer(arg.expr, arg.buffer))
+        meta = _buffer_meta(graph, _arg_buffer(arg))
         node_meta = fragment.ops[name].meta
         expr = names[name]
         split = binding.partial_outputs.get(param)

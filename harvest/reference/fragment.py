@@ -3,11 +3,10 @@ binding needs. Pure."""
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 
-from harvest.model import FxExpr, FxNode, FxRef, FxValue, Graph, Kernel, TensorMeta
+from harvest.model import FxExpr, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
 from harvest.ops import SAME_VALUES, torch_ops_target
 from harvest.reference.fx_args import fx_refs
 
@@ -185,14 +184,6 @@ def _buffer_meta(graph: Graph, name: str | None) -> TensorMeta | None:
     return buffer.meta if buffer else None
 
 
-def _arg_buffer(expr: str, buffer: str | None) -> str | None:
-    """The tensor a launch argument names: `buf0`, or `arg3_1` in `arg3_1.item()`."""
-    if buffer:
-        return buffer
-    try:
-        node = ast.parse(expr, mode="eval").body
-    except SyntaxError:
-        return None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
-        node = node.func.value
-    return node.id if isinstance(node, ast.Name) else None
+def _arg_buffer(arg: LaunchArg) -> str | None:
+    """The tensor a launch argument names: `buf0`, or `arg3_1` in `arg3_1.item()` (read when the wrapper was parsed)."""
+    return arg.buffer or arg.item_of
