@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
@@ -82,9 +81,11 @@ def _plain(node: cst.BaseExpression) -> Any:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else _code(node)
-    number = m.Integer() | m.Float()
-    if m.matches(node, number | m.UnaryOperation(operator=m.Minus(), expression=number)):
-        return ast.literal_eval(_code(node))
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return _number(node)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return -_number(node.expression)
     if m.matches(node, m.Name("True") | m.Name("False") | m.Name("None")):
         return {"True": True, "False": False, "None": None}[cst.ensure_type(node, cst.Name).value]
     if isinstance(node, cst.Dict):
@@ -98,6 +99,11 @@ def _plain(node: cst.BaseExpression) -> Any:
     if m.matches(node, m.Call(func=KEYWORD_RECORD, args=[m.ZeroOrMore(m.Arg(keyword=m.Name()))])):
         return {key: _plain(value) for key, value in _kwargs(cst.ensure_type(node, cst.Call)).items()}
     return _code(node).strip()
+
+
+def _number(node: cst.Integer | cst.Float) -> int | float:
+    """The value of a number token (`16`, `0x10`, `1_000`, `1e-05`), read without generating its code."""
+    return int(node.value, 0) if isinstance(node, cst.Integer) else float(node.value)
 
 
 def _key(value: Any) -> Any:

@@ -58,6 +58,7 @@ class _Walk(cst.CSTVisitor):
         self.skip: set[int] = set()  # ids of Names that are no variable (attribute names, keywords, imported names)
         self.outer: dict[int, _Scope] = {}  # ids of subtrees read in the scope enclosing the node that holds them
         self.entered: dict[int, _Scope] = {}  # ids of nodes that open a scope -> the scope to restore on leaving
+        self.also_methods: dict[type, object] = {}  # node class -> also's visit_<Node> method, or None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.stack:
@@ -66,41 +67,54 @@ class _Walk(cst.CSTVisitor):
         if id(node) in self.outer:
             self.entered[id(node)] = self.scope
             self.scope = self.outer[id(node)]
-        if self.also is not None and self.kernel_scope is not None and self._in_kernel():
-            method = getattr(self.also, f"visit_{type(node).__name__}", None)
-            if method is not None:
+        kind = type(node)  # libcst's node classes are final: an exact type is the isinstance answer, and cheaper
+        if self.also is not None and self.kernel_scope is not None:
+            if kind not in self.also_methods:
+                self.also_methods[kind] = getattr(self.also, f"visit_{kind.__name__}", None)
+            method = self.also_methods[kind]
+            if method is not None and self._in_kernel():
                 method(node)
-        if isinstance(node, cst.Name):
-            self._name(node)
-        elif isinstance(node, (cst.Tuple, cst.List)) and id(node) in self.stores:
-            self.stores.update(id(e.value) for e in node.elements)
-        elif isinstance(node, cst.StarredElement) and id(node) in self.stores:
-            self.stores.add(id(node.value))
-        elif isinstance(node, cst.AssignTarget):
-            self.stores.add(id(node.target))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            self.stores.add(id(node.target))
-        elif isinstance(node, cst.AsName):
-            self.stores.add(id(node.name))
-        elif isinstance(node, cst.Attribute):
-            self.skip.add(id(node.attr))
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
-            self.skip.add(id(node.keyword))
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            self._imports(node)
-        elif isinstance(node, cst.Param):
-            self._bind(node.name.value, node)
-            self.skip.add(id(node.name))
-            for part in (node.annotation, node.default):
-                if part is not None:
-                    self.outer[id(part)] = self.scope.parent or self.scope
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            self._open_function(node)
-        elif isinstance(node, _NESTED):
-            self._open_nested(node)
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            raise ValueError("the kernel module uses global or nonlocal")
+        if kind is cst.Name:
+            self._name(node)  # type: ignore[arg-type]
+        else:
+            handler = _HANDLERS.get(kind)
+            if handler is not None:
+                handler(self, node)
         return True
+
+    def _stored_elements(self, node: cst.Tuple | cst.List) -> None:
+        if id(node) in self.stores:
+            self.stores.update(id(e.value) for e in node.elements)
+
+    def _stored_starred(self, node: cst.StarredElement) -> None:
+        if id(node) in self.stores:
+            self.stores.add(id(node.value))
+
+    def _assign_target(self, node: cst.AssignTarget) -> None:
+        self.stores.add(id(node.target))
+
+    def _binds_target(self, node: cst.AugAssign | cst.AnnAssign | cst.For | cst.CompFor | cst.NamedExpr) -> None:
+        self.stores.add(id(node.target))
+
+    def _as_name(self, node: cst.AsName) -> None:
+        self.stores.add(id(node.name))
+
+    def _attribute(self, node: cst.Attribute) -> None:
+        self.skip.add(id(node.attr))
+
+    def _arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.skip.add(id(node.keyword))
+
+    def _param(self, node: cst.Param) -> None:
+        self._bind(node.name.value, node)
+        self.skip.add(id(node.name))
+        for part in (node.annotation, node.default):
+            if part is not None:
+                self.outer[id(part)] = self.scope.parent or self.scope
+
+    def _refuse(self, node: cst.Global | cst.Nonlocal) -> None:
+        raise ValueError("the kernel module uses global or nonlocal")
 
     def _in_kernel(self) -> bool:
         scope: _Scope | None = self.scope
@@ -188,3 +202,24 @@ def kernel_scope(module: cst.Module, kernel: cst.FunctionDef, also: cst.CSTVisit
                 inner.setdefault(name, []).extend(nodes)
     reads = {name for s in [walk.module_scope, *walk.functions, *walk.nested] for name in s.accesses}
     return KernelScope(scope.assignments, scope.accesses, inner, reads, walk.parents)
+
+
+# What the walk does on entering a node, by the node's class (cst.Name is handled first, inline).
+_HANDLERS = {
+    cst.Tuple: _Walk._stored_elements,
+    cst.List: _Walk._stored_elements,
+    cst.StarredElement: _Walk._stored_starred,
+    cst.AssignTarget: _Walk._assign_target,
+    **{kind: _Walk._binds_target for kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)},
+    cst.AsName: _Walk._as_name,
+    cst.Attribute: _Walk._attribute,
+    cst.Arg: _Walk._arg,
+    cst.Import: _Walk._imports,
+    cst.ImportFrom: _Walk._imports,
+    cst.Param: _Walk._param,
+    cst.FunctionDef: _Walk._open_function,
+    cst.ClassDef: _Walk._open_function,
+    **{kind: _Walk._open_nested for kind in _NESTED},
+    cst.Global: _Walk._refuse,
+    cst.Nonlocal: _Walk._refuse,
+}
