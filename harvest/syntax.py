@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -69,3 +70,55 @@ def kernel_ast(source: str) -> ast.Module:
     if trees.ast is None:
         raise trees.ast_error or SyntaxError("the kernel source does not parse")
     return trees.ast
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# libcst visitors without libcst's per-attribute lookups
+
+
+def _method(visitor: object, prefix: str, kind: type) -> Callable | None:
+    """visitor's `<prefix><Node class name>` method, looked up once per node class."""
+    cache: dict[tuple[str, type], Callable | None] = visitor.__dict__.setdefault("_methods_by_class", {})
+    key = (prefix, kind)
+    if key not in cache:
+        cache[key] = getattr(visitor, prefix + kind.__name__, None)
+    return cache[key]
+
+
+class QuickVisitor(cst.CSTVisitor):
+    """A CSTVisitor for visitors that define no `visit_<Node>_<attribute>` methods. libcst looks those up by a
+    formatted name before and after every child of every node; here they are skipped, and `visit_<Node>` /
+    `leave_<Node>` are found once per node class. Visits are otherwise exactly libcst's."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        method = _method(self, "visit_", type(node))
+        return method is None or method(node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        method = _method(self, "leave_", type(original_node))
+        if method is not None:
+            method(original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+class QuickTransformer(cst.CSTTransformer):
+    """The same for a CSTTransformer."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        method = _method(self, "visit_", type(node))
+        return method is None or method(node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        method = _method(self, "leave_", type(original_node))
+        return updated_node if method is None else method(original_node, updated_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None

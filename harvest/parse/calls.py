@@ -45,9 +45,10 @@ from harvest.parse.values import (
     _sizes,
     _tensor_name,
 )
+from harvest.syntax import QuickVisitor
 
 
-class _CallReader(cst.CSTVisitor):
+class _CallReader(QuickVisitor):
     """Walks call() in order (entering partitions where call invokes them) and records what each statement does."""
 
     def __init__(

@@ -22,6 +22,7 @@ from harvest.parse.calls import _CallReader
 from harvest.parse.kernel import _read_comment, _read_kernel
 from harvest.parse.patterns import AOT_ID_RE, KERNEL_DEF, KNOWN_COMPILERS, UNKNOWN_COMPILER_RE
 from harvest.parse.values import _device, _dtype, _kwargs, _plain, _positional, _sizes
+from harvest.syntax import QuickVisitor
 
 
 def parse_output_code(source: str, name: str = "g0_unknown", role: GraphRole = "unknown") -> Graph:
@@ -131,7 +132,7 @@ def _unclosed_kernel_string(source: str) -> tuple[str, int] | None:
     return None
 
 
-class _ModuleGatherer(cst.CSTVisitor):
+class _ModuleGatherer(QuickVisitor):
     """Collects the kernel definitions (with their comment blocks) and the functions of the wrapper."""
 
     def __init__(self) -> None:

@@ -16,13 +16,13 @@ from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import _ATEN_OF, _plan, _unique
 from harvest.rename.scope import KernelScope, kernel_scope
 from harvest.rename.standalone import _kernel_def
-from harvest.syntax import dotted_cst
+from harvest.syntax import QuickTransformer, dotted_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Transform
 
 
-class _Apply(cst.CSTTransformer):
+class _Apply(QuickTransformer):
     """Rename the Name nodes scope analysis tied to the kernel's locals; drop the statements the plan deletes."""
 
     def __init__(self, nodes: dict[int, str], drop: set[int], kernel: str, new_kernel: str,

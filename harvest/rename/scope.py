@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from harvest.syntax import QuickVisitor
+
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -43,7 +45,7 @@ class KernelScope:
     parents: dict[cst.CSTNode, cst.CSTNode]
 
 
-class _Walk(cst.CSTVisitor):
+class _Walk(QuickVisitor):
     def __init__(self, kernel: cst.FunctionDef, also: cst.CSTVisitor | None = None) -> None:
         self.kernel = kernel
         self.also = also  # a visitor whose visit_<Node> methods see the kernel's nodes in this same walk

@@ -8,7 +8,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from harvest.syntax import dotted_cst
+from harvest.syntax import QuickTransformer, dotted_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Standalone: Inductor runtime out, plain triton in
@@ -31,7 +31,7 @@ def _decorator_callee(dec: cst.Decorator) -> cst.BaseExpression:
     return dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
 
 
-class _Standalone(cst.CSTTransformer):
+class _Standalone(QuickTransformer):
     """Drop Inductor's heuristic decorator and CPU-driver call; `tl_math.f` -> `tl.math.f`; inline promote_to_tensor."""
 
     def __init__(self, kernel: str, deep: bool) -> None:
@@ -74,7 +74,7 @@ class _Standalone(cst.CSTTransformer):
         return updated_node
 
 
-class _Imports(cst.CSTTransformer):
+class _Imports(QuickTransformer):
     """Inductor's runtime imports -> plain triton ones; drop what nothing uses any more."""
 
     def __init__(self, used: set[str]) -> None:
