@@ -78,6 +78,8 @@ def _plain(node: cst.BaseExpression) -> Any:
     `set()` -> [], `DeviceProperties(...)` / `AttrsDescriptor(...)` -> dict of their kwargs, `X.from_dict(d)` -> d,
     tuple dict keys -> their repr ("(1,)"); anything else -> its source text.
     """
+    if isinstance(node, cst.SimpleString) and _is_plain_string(node.value):
+        return node.value[1:-1]  # 'abc': no prefix, no escape, one quote each side (most of a decorator's strings)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else _code(node)
@@ -99,6 +101,10 @@ def _plain(node: cst.BaseExpression) -> Any:
     if m.matches(node, m.Call(func=KEYWORD_RECORD, args=[m.ZeroOrMore(m.Arg(keyword=m.Name()))])):
         return {key: _plain(value) for key, value in _kwargs(cst.ensure_type(node, cst.Call)).items()}
     return _code(node).strip()
+
+
+def _is_plain_string(token: str) -> bool:
+    return len(token) >= 2 and token[0] == token[-1] in "'\"" and token[:3] != token[0] * 3 and "\\" not in token
 
 
 def _number(node: cst.Integer | cst.Float) -> int | float:
