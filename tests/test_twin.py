@@ -6,6 +6,7 @@ here every twin is translated from real kernel modules and compiled with the rea
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import shutil
 import subprocess
@@ -126,24 +127,29 @@ def test_twin_of_a_path_outside_an_extraction_is_a_usage_error(tmp_path):
 def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
     """The six real models' CUDA output_code (captured on the H200) read as artifacts; every kernel's twin is
     written and compiled by nvcc, or has a reason."""
-    counts = {}
-    for model in sorted((CUDA_FIXTURES / "models").iterdir()):
-        for graph in sorted(model.glob("*.py")):
-            out = tmp_path / f"{model.name}_{graph.stem}"
-            extracted = harvest("extract", str(graph), "-o", str(out), "-q", cwd=ROOT)
-            assert extracted.returncode == 0, extracted.stderr
-            result = harvest("twin", str(out), "-q", cwd=ROOT)
-            assert result.returncode == 0, result.stderr
-            manifest = json.loads((out / "manifest.json").read_text())
-            for kernel in (k for g in manifest["graphs"] for k in g["kernels"] if k.get("module")):
-                kind = "pointwise" if kernel["kind"] == "pointwise" else "reduction"
-                row = counts.setdefault(kind, [0, 0])
-                row[0] += 1
-                row[1] += kernel["twin"]["status"] == "ok"
-                assert kernel["twin"]["status"] in ("ok", "no twin"), kernel["twin"]
-            if (model.name, graph.stem) == ("graph_break_recompile", "g2_backward"):
-                # an outer sum whose per-row load (mean[row % 2048]) does not vote: 32 rows per block
-                assert "hv::column_reduce(" in (out / "g0_backward/twin/div_sub_pow_sum_kernel.cu").read_text()
+    graphs = sorted((CUDA_FIXTURES / "models").glob("*/*.py"))
+
+    def extract_and_twin(graph: Path) -> tuple[Path, subprocess.CompletedProcess, subprocess.CompletedProcess | None]:
+        out = tmp_path / f"{graph.parent.name}_{graph.stem}"
+        extracted = harvest("extract", str(graph), "-o", str(out), "-q", cwd=ROOT)
+        return out, extracted, harvest("twin", str(out), "-q", cwd=ROOT) if extracted.returncode == 0 else None
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:  # two processes at a time: CI has 2 cores
+        results = list(pool.map(extract_and_twin, graphs))
+    counts: dict[str, list[int]] = {}
+    for graph, (out, extracted, twinned) in zip(graphs, results):
+        assert extracted.returncode == 0, extracted.stderr
+        assert twinned is not None and twinned.returncode == 0, twinned.stderr if twinned else ""
+        manifest = json.loads((out / "manifest.json").read_text())
+        for kernel in (k for g in manifest["graphs"] for k in g["kernels"] if k.get("module")):
+            kind = "pointwise" if kernel["kind"] == "pointwise" else "reduction"
+            row = counts.setdefault(kind, [0, 0])
+            row[0] += 1
+            row[1] += kernel["twin"]["status"] == "ok"
+            assert kernel["twin"]["status"] in ("ok", "no twin"), kernel["twin"]
+        if (graph.parent.name, graph.stem) == ("graph_break_recompile", "g2_backward"):
+            # an outer sum whose per-row load (mean[row % 2048]) does not vote: 32 rows per block
+            assert "hv::column_reduce(" in (out / "g0_backward/twin/div_sub_pow_sum_kernel.cu").read_text()
     print(counts)
     assert counts["pointwise"][0] == counts["pointwise"][1]
     assert counts["reduction"][1] >= 0.8 * counts["reduction"][0]
