@@ -60,7 +60,7 @@ examples:
   python extracted/square_square/g0_inference/twin/square_square_kernel_twin.py --bench   twin vs Triton (GPU)
   harvest ptx extracted/square_square                  then: the two PTX side by side
 
-Pointwise kernels become one element per thread in a grid-stride loop (16-byte vector loads and stores when a
+Pointwise kernels become one element per thread (16-byte vector loads and stores, 4 floats a thread, when a
 kernel reads and writes at the element's own index and the pointers are aligned); reductions become one thread
 block per row, its threads striding over the row (or 32 rows per block when the reduced dimension is the outer
 one, so loads coalesce), partials combined with warp shuffles and shared memory

@@ -5,7 +5,7 @@ Input is the text of an extracted kernel module, read as data with `ast` (never 
 Output is CUDA C++ source (`extern "C" __global__`, only CUDA headers) and the C++ launcher that load_inline builds.
 
 How a Triton program maps onto CUDA threads:
-- pointwise (one or two program axes): one thread per element, grid-stride loop; flat 1-D kernels whose loads and
+- pointwise (one or two program axes): one thread per element, no grid-stride loop; flat 1-D kernels whose loads and
   stores are at the element's own index move 16 bytes per access when the pointers allow it (aligned fast path,
   scalar tail).
 - reductions (rows x reduction axis): one thread block per row, its threads stride over the row. Inductor's own

@@ -1,4 +1,4 @@
-"""Pointwise kernels: one element per thread in a grid-stride loop, 16-byte vector accesses where the kernel reads
+"""Pointwise kernels: one element (or one 16-byte chunk) per thread, 16-byte vector accesses where the kernel reads
 and writes at the element's own index."""
 
 from __future__ import annotations
@@ -115,20 +115,22 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         contiguous = _contiguous_accesses(body, names, _axis_masks(body, names), facts)
     if not contiguous:
         elements = 1
-        out.open("for (int64_t hv_linear = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; hv_linear < hv_numel; "
-                 "hv_linear += static_cast<int64_t>(gridDim.x) * blockDim.x) {")
+        out.emit("const int64_t hv_linear = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;")
+        out.open("if (hv_linear < hv_numel) {")
         bind_indices("hv_linear")
         for stmt in body:
             statements.statement(stmt)
         out.close()
-        notes.append("one element per thread, grid-stride loop")
+        notes.append("one element per thread")
     else:
         out.uses.vector = True
         elements = min(16, 16 // min(CTYPES[facts.arg_dtypes[p]][1] for _, _, p in contiguous))
         aligned = " && ".join(sorted({f"hv::aligned16({out.lookup(p).cname})" for _, _, p in contiguous}))
         out.emit(f"const bool hv_aligned = {aligned};")
-        out.open(f"for (int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * {elements}; hv_base < hv_numel; "
-                 f"hv_base += static_cast<int64_t>(gridDim.x) * blockDim.x * {elements}) {{")
+        # One chunk per thread, no grid-stride loop: on the H200 the loop's 64-bit bookkeeping cost the square twin
+        # 7 % of bandwidth once its size was a run-time value (93.4 % of a copy, 101.5 % without; docs/benchmarks.md).
+        out.emit(f"const int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * {elements};")
+        out.open("if (hv_base < hv_numel) {")
         out.open(f"if (hv_aligned && hv_base + {elements} <= hv_numel) {{")
         out.emit(f"// fast path: {elements} elements per thread, 16-byte vector loads and stores")
         special: dict[str, Value] = {}
@@ -167,13 +169,14 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         out.close()
         out.close()
         out.close()
-        notes.append(f"{elements} elements per thread with 16-byte vector accesses where aligned, grid-stride loop")
+        notes.append(f"{elements} elements per thread with 16-byte vector accesses where aligned")
     per_block = 256
     launch_lines = [
         f"const int64_t hv_numel = {host_total};",
         "if (hv_numel <= 0) return;",
         f"const int hv_threads = {per_block};",
-        f"const int64_t hv_blocks = std::min<int64_t>((hv_numel + hv_threads * {elements} - 1) / (hv_threads * {elements}), 2147483647);",
+        f"const int64_t hv_blocks = (hv_numel + hv_threads * {elements} - 1) / (hv_threads * {elements});",
+        'TORCH_CHECK(hv_blocks <= 2147483647, "more elements than one grid of 2^31 - 1 blocks covers: ", hv_numel);',
     ]
     return _finish(facts, out, signature, launcher_args, launch_lines, "pointwise", notes)
 
