@@ -31,7 +31,8 @@ void launch(torch::Tensor a_ptr, torch::Tensor out_ptr, int64_t n_elements) {
   const int64_t hv_numel = n_elements;
   if (hv_numel <= 0) return;
   const int hv_threads = 256;
-  const int64_t hv_blocks = std::min<int64_t>((hv_numel + hv_threads * 4 - 1) / (hv_threads * 4), 2147483647);
+  const int64_t hv_blocks = (hv_numel + hv_threads * 4 - 1) / (hv_threads * 4);
+  TORCH_CHECK(hv_blocks <= 2147483647, "more elements than one grid of 2^31 - 1 blocks covers: ", hv_numel);
   pow_kernel<<<static_cast<unsigned int>(hv_blocks), hv_threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(a_ptr.data_ptr()),
         reinterpret_cast<float*>(out_ptr.data_ptr()),
