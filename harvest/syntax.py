@@ -76,7 +76,7 @@ def kernel_ast(source: str) -> ast.Module:
 # libcst visitors without libcst's per-attribute lookups
 
 
-def _method(visitor: object, prefix: str, kind: type) -> Callable | None:
+def visitor_method(visitor: object, prefix: str, kind: type) -> Callable | None:
     """visitor's `<prefix><Node class name>` method, looked up once per node class."""
     cache: dict[tuple[str, type], Callable | None] = visitor.__dict__.setdefault("_methods_by_class", {})
     key = (prefix, kind)
@@ -91,11 +91,11 @@ class QuickVisitor(cst.CSTVisitor):
     `leave_<Node>` are found once per node class. Visits are otherwise exactly libcst's."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        method = _method(self, "visit_", type(node))
+        method = visitor_method(self, "visit_", type(node))
         return method is None or method(node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        method = _method(self, "leave_", type(original_node))
+        method = visitor_method(self, "leave_", type(original_node))
         if method is not None:
             method(original_node)
 
@@ -110,11 +110,11 @@ class QuickTransformer(cst.CSTTransformer):
     """The same for a CSTTransformer."""
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        method = _method(self, "visit_", type(node))
+        method = visitor_method(self, "visit_", type(node))
         return method is None or method(node) is not False
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
-        method = _method(self, "leave_", type(original_node))
+        method = visitor_method(self, "leave_", type(original_node))
         return updated_node if method is None else method(original_node, updated_node)
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:

@@ -84,17 +84,23 @@ def test_a_source_without_the_kernel_name_falls_back_to_its_last_def():
         kernel_facts("def broken(:\n")
 
 
-def test_every_reader_shares_one_walk(monkeypatch):
-    kernel = _kernel("tanh_backward_view_6")
+@pytest.fixture
+def walks(monkeypatch) -> Counter:
+    """Walks of kernel trees from here on, by tree (the facts' cache emptied first)."""
     kernel_facts.cache_clear()
-    walks = Counter()
+    counted: Counter = Counter()
     real = harvest.kernel_facts._gather
 
     def counting(tree):
-        walks[id(tree)] += 1
+        counted[id(tree)] += 1
         return real(tree)
 
     monkeypatch.setattr(harvest.kernel_facts, "_gather", counting)
+    return counted
+
+
+def test_every_reader_shares_one_walk(walks):
+    kernel = _kernel("tanh_backward_view_6")
     for _ in range(2):
         count_source(kernel.source)
         _scan_kernel(kernel)
@@ -102,17 +108,8 @@ def test_every_reader_shares_one_walk(monkeypatch):
     assert sum(walks.values()) == 1
 
 
-def test_each_kernel_source_is_walked_once_per_extraction(tmp_path, monkeypatch):
+def test_each_kernel_source_is_walked_once_per_extraction(tmp_path, monkeypatch, walks):
     sources = {k.source for k in parse_output_code(CONV_BN_BACKWARD.read_text()).kernels}
-    kernel_facts.cache_clear()
-    walks = Counter()
-    real = harvest.kernel_facts._gather
-
-    def counting(tree):
-        walks[id(tree)] += 1
-        return real(tree)
-
-    monkeypatch.setattr(harvest.kernel_facts, "_gather", counting)
     monkeypatch.setattr("os.cpu_count", lambda: 1)  # render here, not in forked workers the counter cannot see
     result = extract(CONV_BN_BACKWARD, tmp_path / "out")
     assert sum(1 for g in result.manifest["graphs"] for k in g["kernels"] if k["module"]) >= 5

@@ -328,4 +328,5 @@ def _launch_view(node: cst.BaseExpression) -> LaunchView | None:
     if len(positional) < 3 or not all(isinstance(p, cst.Tuple) for p in positional[1:3]):
         return None
     offset = _sizes(positional[3]) if len(positional) > 3 else (0,)
-    return LaunchView(_sizes(positional[1]), _sizes(positional[2]), offset[0] if len(offset) == 1 else "?")
+    # an offset that is not one value stays its text: no size can be computed from it, so the argument gets no layout
+    return LaunchView(_sizes(positional[1]), _sizes(positional[2]), offset[0] if len(offset) == 1 else _code(positional[3]))

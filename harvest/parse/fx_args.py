@@ -144,8 +144,8 @@ def parse_fx_kwargs(text: str) -> dict[str, FxValue]:
 
 
 def read_fx_arguments(args: str, kwargs: str) -> tuple[tuple[FxValue, ...], tuple[tuple[str, FxValue], ...], str]:
-    """The text inside `args = (...)` and `kwargs = {...}` -> (args, kwargs, ""), or ((), {}, why) when it cannot
-    be read."""
+    """The text inside `args = (...)` and `kwargs = {...}` -> (args, kwargs as (name, value) pairs, ""), or ((), (),
+    why) when it cannot be read."""
     try:
         return parse_fx_args(args), (tuple(parse_fx_kwargs(kwargs).items()) if kwargs.strip() else ()), ""
     except FxArgError as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from harvest.syntax import QuickVisitor
+from harvest.syntax import QuickVisitor, visitor_method
 
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -60,7 +60,6 @@ class _Walk(QuickVisitor):
         self.skip: set[int] = set()  # ids of Names that are no variable (attribute names, keywords, imported names)
         self.outer: dict[int, _Scope] = {}  # ids of subtrees read in the scope enclosing the node that holds them
         self.entered: dict[int, _Scope] = {}  # ids of nodes that open a scope -> the scope to restore on leaving
-        self.also_methods: dict[type, object] = {}  # node class -> also's visit_<Node> method, or None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.stack:
@@ -71,9 +70,7 @@ class _Walk(QuickVisitor):
             self.scope = self.outer[id(node)]
         kind = type(node)  # libcst's node classes are final: an exact type is the isinstance answer, and cheaper
         if self.also is not None and self.kernel_scope is not None:
-            if kind not in self.also_methods:
-                self.also_methods[kind] = getattr(self.also, f"visit_{kind.__name__}", None)
-            method = self.also_methods[kind]
+            method = visitor_method(self.also, "visit_", kind)
             if method is not None and self._in_kernel():
                 method(node)
         if kind is cst.Name:
