@@ -18,7 +18,7 @@ from typing import Any
 
 from harvest.errors import HarvestError, ParseError, ToolchainError
 from harvest.ptx.module import CHILD_PREFIX, Arch, KernelModule, check_kernel_region, compile_args
-from harvest.ptx.text import Resources, parse_ptxas_log, ptx_header
+from harvest.ptx.text import Resources, parse_ptxas_log, portable_file_paths, ptx_header
 
 # --------------------------------------------------------------------------------------- tools (edges)
 
@@ -205,7 +205,7 @@ def compile_triton_ptx(modules: list[KernelModule], arch: Arch) -> Iterator[Trit
                 reply = json.loads(line[len(CHILD_PREFIX) :])
                 done += 1
                 if "ptx" in reply:
-                    yield TritonPtx(reply["ptx"], reply["triton_version"])
+                    yield TritonPtx(portable_file_paths(reply["ptx"]), reply["triton_version"])
                 elif reply.get("kind") == "refused":
                     yield ParseError(reply["error"])
                 else:
