@@ -1,5 +1,6 @@
 """What `harvest bench` writes and prints: one BenchRow per kernel, one SweepRow per swept config (dataclasses whose
-field order is the CSV's column order), the CSV/JSON writers, and the rich tables.
+field order is the CSV's column order), the CSV/JSON writers, and what the terminal shows (a rich table where it
+fits, else a block per kernel).
 
 Pure but for the writers: rows are built from the manifest's entries and the bench child's results (plain dicts).
 """
@@ -212,45 +213,74 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+BENCH_COLUMNS = ("kernel", "ATen ops", "MB", "extracted ms (p20-p80)", "GB/s (% copy)", "in graph ms", "ext/graph",
+                 "Inductor alone ms", "eager ms", "eager/ext", "twin ms", "first call ms")
+BLOCK_GRID = (("MB", "first call ms"), ("extracted ms (p20-p80)", "GB/s (% copy)"), ("in graph ms", "ext/graph"),
+              ("eager ms", "eager/ext"), ("Inductor alone ms", "twin ms"))  # a kernel's block, two figures a line
+SWEEP_COLUMNS = ("config", "check", "median ms (p20-p80)", "GB/s", "% copy")
+TIMES_NOTE = ("times: median (p20-p80) over repetitions, CUDA events, L2 flushed before each; in graph: device time "
+              "(profiler) of the kernel's first launch per call(), L2 flushed right before it (as it runs in the graph, "
+              "without that flush: in_graph_as_it_runs_ms in the CSV); ext/graph: the extracted kernel's device time "
+              "(profiler) over that; first call: compile + first launch, not in the median")
+
+
+def bench_cells(row: BenchRow) -> dict[str, str]:
+    """One row's cells as shown, keyed by BENCH_COLUMNS."""
+    gbps = "-" if row.extracted_gbps is None else f"{row.extracted_gbps:.0f}" + (f" ({row.extracted_pct_copy:.0f}%)" if row.extracted_pct_copy else "")
+    cells = (
+        f"{row.graph}/{row.kernel}", row.eager_ops or row.aten_ops,
+        "-" if row.bytes_moved is None else f"{row.bytes_moved / 1e6:.1f}",
+        _ms(row.extracted_ms, row.extracted_p20_ms, row.extracted_p80_ms), gbps,
+        _ms(row.in_graph_ms, row.in_graph_p20_ms, row.in_graph_p80_ms), _x(row.extracted_over_in_graph),
+        _ms(row.inductor_alone_ms), _ms(row.eager_ms, row.eager_p20_ms, row.eager_p80_ms), _x(row.eager_over_extracted),
+        _ms(row.twin_ms), "-" if row.extracted_first_call_ms is None else f"{row.extracted_first_call_ms:.0f}",
+    )
+    return dict(zip(BENCH_COLUMNS, cells))
+
+
+def bench_blocks(rows: list[BenchRow]) -> str:
+    """The table's figures as one block per kernel, for a pipe or a terminal narrower than the table: the kernel and
+    its ATen ops, then its figures two a line under the table's column names. Nothing is folded or cut."""
+    from harvest.text_output import plain_table
+
+    blocks = []
+    for row in rows:
+        cells = bench_cells(row)
+        grid = plain_table([[left, cells[left], right, cells[right]] for left, right in BLOCK_GRID])
+        ops = f": {cells['ATen ops']}" if cells["ATen ops"] else ""
+        blocks.append(f"{cells['kernel']}{ops}\n" + "\n".join("  " + line for line in grid.splitlines()))
+    return "\n\n".join(blocks)
+
+
 def print_result(console, result) -> None:
-    """The rich table of the rows, the sweeps' tables, the profiler tables, where the files are."""
+    """The table of the rows (a rich table where the terminal is wide enough, else a block per kernel), the sweeps'
+    tables, the profiler tables, where the files are."""
     from rich.table import Table
+
+    from harvest.text_output import fits, print_table
 
     if result.rows:
         gpu = result.env.get("gpu", "GPU")
         copy = f"{result.copy_gbps:.0f} GB/s" if result.copy_gbps else "not measured"
-        table = Table(title=f"harvest bench on {gpu}: device copy bandwidth {copy} (measured in this run)", title_justify="left")
-        for column, justify in (("kernel", "left"), ("ATen ops", "left"), ("MB", "right"), ("extracted ms (p20-p80)", "right"),
-                                ("GB/s (% copy)", "right"), ("in graph ms", "right"), ("ext/graph", "right"),
-                                ("Inductor alone ms", "right"), ("eager ms", "right"), ("eager/ext", "right"),
-                                ("twin ms", "right"), ("first call ms", "right")):
-            table.add_column(column, justify=justify, overflow="fold")
+        title = f"harvest bench on {gpu}: device copy bandwidth {copy} (measured in this run)"
+        table = Table(title=title, title_justify="left")
+        for column in BENCH_COLUMNS:
+            table.add_column(column, justify="left" if column in ("kernel", "ATen ops") else "right")
         for row in result.rows:
-            gbps = "-" if row.extracted_gbps is None else f"{row.extracted_gbps:.0f}" + (f" ({row.extracted_pct_copy:.0f}%)" if row.extracted_pct_copy else "")
-            table.add_row(
-                f"{row.graph}/{row.kernel}", row.eager_ops or row.aten_ops,
-                "-" if row.bytes_moved is None else f"{row.bytes_moved / 1e6:.1f}",
-                _ms(row.extracted_ms, row.extracted_p20_ms, row.extracted_p80_ms), gbps,
-                _ms(row.in_graph_ms, row.in_graph_p20_ms, row.in_graph_p80_ms), _x(row.extracted_over_in_graph),
-                _ms(row.inductor_alone_ms), _ms(row.eager_ms, row.eager_p20_ms, row.eager_p80_ms), _x(row.eager_over_extracted),
-                _ms(row.twin_ms), "-" if row.extracted_first_call_ms is None else f"{row.extracted_first_call_ms:.0f}",
-            )
-        console.print(table)
-        console.print("times: median (p20-p80) over repetitions, CUDA events, L2 flushed before each; in graph: device time "
-                      "(profiler) of the kernel's first launch per call(), L2 flushed right before it (as it runs in the graph, without that flush: in_graph_as_it_runs_ms in the CSV); ext/graph: the extracted kernel's device time (profiler) "
-                      "over that; first call: compile + first launch, not in the median")
+            table.add_row(*bench_cells(row).values())
+        if fits(console, table):
+            console.print(table)
+        else:
+            console.print(f"{title}\n\n{bench_blocks(result.rows)}\n", markup=False, highlight=False, soft_wrap=True)
+        console.print(TIMES_NOTE, highlight=False, soft_wrap=True)
         for row in result.rows:
             if row.note:
                 console.print(f"[yellow]{row.graph}/{row.kernel}[/]: {row.note}", highlight=False)
     for label, rows in result.sweeps.items():
-        sweep = Table(title=f"sweep of {label}", title_justify="left")
-        for column in ("config", "check", "median ms (p20-p80)", "GB/s", "% copy"):
-            sweep.add_column(column, overflow="fold")
-        for row in rows:
-            name = row.config + ("  <- Inductor's choice" if row.inductor_choice else "")
-            sweep.add_row(name, row.check[:60], _ms(row.median_ms, row.p20_ms, row.p80_ms),
-                          "-" if row.gbps is None else f"{row.gbps:.0f}", "-" if row.pct_copy is None else f"{row.pct_copy:.0f}%")
-        console.print(sweep)
+        cells = [[row.config + ("  <- Inductor's choice" if row.inductor_choice else ""), row.check[:60],
+                  _ms(row.median_ms, row.p20_ms, row.p80_ms), "-" if row.gbps is None else f"{row.gbps:.0f}",
+                  "-" if row.pct_copy is None else f"{row.pct_copy:.0f}%"] for row in rows]
+        print_table(console, f"sweep of {label}", SWEEP_COLUMNS, cells)
     for label, eager_table, extracted_table in result.tables:
         console.print(f"[bold]{label}: eager reference[/] (profiler, sorted by device time)")
         console.print(eager_table, highlight=False, markup=False)

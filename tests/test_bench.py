@@ -4,6 +4,7 @@ modules carry. The timings themselves need the GPU (scripts/gpu_bench.sh; requir
 
 import collections
 import csv
+import io
 import json
 import os
 import re
@@ -16,9 +17,10 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import EXAMPLES, ROOT, harvest, run_check, tree_env
+from rich.console import Console
 
-from harvest.bench import BenchRow, SweepRow, graph_permission, make_plan, ncu_command, run_twin, select
-from harvest.bench_output import build_row, write_csv
+from harvest.bench import BenchResult, BenchRow, SweepRow, graph_permission, make_plan, ncu_command, run_twin, select
+from harvest.bench_output import build_row, print_result, write_csv
 from harvest.parse import parse_output_code
 from harvest.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_sweep, sweep_configs, sweep_space
 from harvest.timing import bytes_moved
@@ -309,6 +311,64 @@ def test_a_row_says_why_a_figure_is_missing():
     row = build_row(graph, kernel, entry, {"skipped": "an artifact extraction: ... --run-artifact"}, {"error": "--bench exited 1: x"}, None, "")
     assert row.in_graph_ms is None and row.extracted_over_in_graph is None
     assert "Inductor's kernel alone: RuntimeError: boom" in row.note and "--run-artifact" in row.note and "twin: --bench exited 1" in row.note
+
+
+def _small_model_bench_result() -> BenchResult:
+    """A BenchResult as `harvest bench extracted/small_model --sweep` builds it: a row per kernel of the showcase's
+    manifest (figures as the bench child reports them), one sweep."""
+    manifest = json.loads((SHOWCASES / "small_model/manifest.json").read_text())
+    rows = []
+    for graph in manifest["graphs"]:
+        for kernel in graph["kernels"]:
+            entry, graph_result = _results_for(kernel["name"])
+            twin = {"median_ms": 0.25, "p20_ms": 0.24, "p80_ms": 0.26}
+            rows.append(build_row(graph, kernel, entry, graph_result, twin, 4080.0, '{"XBLOCK": 1024}'))
+    sweep = [SweepRow("g0_forward", "softmax_kernel", f"BLOCK_ROWS={rows_} w{warps} s1", f"BLOCK_ROWS={rows_}", warps, 1,
+                      rows_ == 2 and warps == 1, "ok", 0.01 * rows_ + warps / 1e3, 0.0098 * rows_, 0.0102 * rows_, 2100.0, 51.5)
+             for rows_ in (1, 2, 4) for warps in (1, 2)]
+    return BenchResult(out_dir=Path("bench"), rows=rows, sweeps={"g0_forward/softmax_kernel": sweep},
+                       env={"gpu": "NVIDIA H200"}, copy_gbps=4080.0)
+
+
+def _printed(result: BenchResult, width: int, terminal: bool) -> str:
+    out = io.StringIO()
+    print_result(Console(file=out, width=width, force_terminal=terminal, color_system=None, highlight=False, soft_wrap=True), result)
+    return out.getvalue()
+
+
+def test_the_bench_table_never_folds_a_cell_in_a_pipe_or_a_narrow_terminal():
+    """On the H200, piped or in 80 columns, rich folded every cell into 3-character slivers (`│ g0_f │ aten │`).
+    Where the table does not fit (or stdout is no terminal) each kernel gets a block instead, its figures under the
+    table's column names; a terminal wide enough gets the table, every name whole."""
+    result = _small_model_bench_result()
+    names = [f"{row.graph}/{row.kernel}" for row in result.rows]
+    assert len(names) == 13 and "g1_backward/layer_norm_bwd_kernel_1" in names
+    for width, terminal in ((80, True), (200, True), (80, False)):
+        text, sweep = _printed(result, width, terminal).split("sweep of g0_forward/softmax_kernel")
+        assert "│" not in text and "┃" not in text and "…" not in text, (width, terminal)
+        lines = text.splitlines()
+        assert [line for line in lines if line.split(":")[0] in names] == [f"{name}: aten::pow" for name in names]
+        figures = [line for line in lines if line.startswith("  ")]
+        assert len(figures) == 5 * len(names) and max(len(line) for line in figures) <= 80
+        assert figures[:5] == [
+            "  MB                      800.0                   first call ms  410",
+            "  extracted ms (p20-p80)  0.2000 (0.1900-0.2100)  GB/s (% copy)  4000 (98%)",
+            "  in graph ms             0.1940 (0.1930-0.1960)  ext/graph      1.005",
+            "  eager ms                0.4000 (0.1900-0.2100)  eager/ext      2.000",
+            "  Inductor alone ms       0.2010                  twin ms        0.2500",
+        ]
+        if width == 200:  # the sweep's table fits there: drawn, nothing cut
+            assert "│ BLOCK_ROWS=2 w1 s1  <- Inductor's choice │ ok    │ 0.0210 (0.0196-0.0204) │ 2100 │ 52%    │" in sweep
+            continue
+        sweep = sweep.splitlines()
+        assert sweep[1].split() == ["config", "check", "median", "ms", "(p20-p80)", "GB/s", "%", "copy"]
+        assert sweep[4] == "BLOCK_ROWS=2 w1 s1  <- Inductor's choice  ok     0.0210 (0.0196-0.0204)  2100  52%"
+    assert _printed(result, 80, False) == _printed(result, 80, False)  # deterministic
+    wide = _printed(result, 260, True)
+    assert "┃ kernel " in wide and "…" not in wide
+    table_names = [line.split("│")[1].strip() for line in wide.splitlines() if line.startswith("│")]
+    assert table_names[:13] == names  # one line per kernel, each name whole
+    assert "│ 0.2000 (0.1900-0.2100) │" in wide
 
 
 def test_sweep_plot_is_a_png(tmp_path):
