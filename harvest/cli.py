@@ -298,9 +298,10 @@ def summarize(console, result) -> None:
 def run_ptx(options: argparse.Namespace) -> int:
     """`harvest ptx`: a progress line per kernel, a summary table, and the first kernel error's exit code."""
     from rich.console import Console
-    from rich.table import Table
 
     from harvest.ptx import ptx_command
+    from harvest.ptx.tables import SUMMARY_COLUMNS, summary_rows, summary_title
+    from harvest.text_output import plural, print_table
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -309,24 +310,8 @@ def run_ptx(options: argparse.Namespace) -> int:
             console.print(f"[bold cyan]harvest ptx[/] {message}")
 
     run = ptx_command(Path(options.target), options.arch, on_progress=progress)
-    if run.results:
-        table = Table(title=f"PTX for {run.arch.name} (instructions / registers / spilled bytes; ld.global by width)", title_justify="left")
-        for column in ("kernel", "Triton", "Triton ld.global", "twin", "twin ld.global", "diff -Triton +twin"):
-            table.add_column(column)
-        for result in run.results:
-            sides = [s.summary() if s else None for s in (result.triton, result.twin)]
-            cells = []
-            for s in sides:
-                cells += [f"{s['instructions']} / {s.get('registers', '?')} / {s.get('spill_bytes', '?')} B", s["ld_global"]] if s else ["-", "-"]
-            if result.twin is not None:
-                from harvest.ptx import diff_counts
-
-                only_triton, only_twin = diff_counts(result.diff())
-                compared = f"-{only_triton} +{only_twin}"
-            else:
-                compared = result.twin_note
-            table.add_row(result.module, *cells, compared)
-        Console(highlight=False, soft_wrap=True).print(table)
+    if run.results:  # a rich table where it fits, else plain text: a kernel's name is never cut
+        print_table(Console(highlight=False, soft_wrap=True), summary_title(run.arch), SUMMARY_COLUMNS, summary_rows(run.results))
         tables = sorted({str(p.parent) for p in run.written if p.name.endswith(".ptx.md")})
         console.print(f"tables and diffs in: {', '.join(tables)}")
     for note in run.notes:
@@ -335,7 +320,7 @@ def run_ptx(options: argparse.Namespace) -> int:
         label, first = run.errors[0]
         if len(run.errors) == 1 and not run.results:
             raise first
-        console.print(f"[red]{len(run.errors)} of {run.kernels} kernels failed[/]")
+        console.print(f"[red]{len(run.errors)} of {plural(run.kernels, 'kernel')} failed[/]")
         print(f"harvest: error: {label}: {str(first).partition(chr(10))[0]}", file=sys.stderr)
         return first.exit_code
     return 0

@@ -580,6 +580,48 @@ def test_cli_graph_without_twins_says_why(tmp_path):
     assert all("ptx" in k for k in written["graphs"][0]["kernels"]) and not any("ptx" in k for k in written["graphs"][1]["kernels"])
 
 
+def in_a_terminal(args: list[str], cwd: Path, columns: int) -> tuple[int, str]:
+    """`python -m harvest ARGS` with its stdout on a pseudo-terminal `columns` wide: (exit code, what it showed,
+    without the terminal's styles)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = dict(tree_env(), COLUMNS=str(columns))  # rich takes the width from COLUMNS, and sees a terminal
+    with open(cwd / "stderr.txt", "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "harvest", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=follower, stderr=stderr)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    return proc.wait(timeout=600), re.sub(r"\x1b\[[0-9;]*m", "", shown.decode().replace("\r\n", "\n"))  # styles off
+
+
+def test_cli_summary_never_cuts_a_kernel_name(tmp_path):
+    """In an 80-column terminal rich cut the summary's names short (`g0_forwar…`). Where the table does not fit, or
+    stdout is piped, the summary is plain aligned text with every name whole; a terminal wide enough draws the table."""
+    out = copy_extraction(SQUARE_SQUARE, tmp_path)
+    note = "no twin: the manifest says there is one, but g0_inference/twin/square_square_kernel.cu is missing (re-run `harvest twin`)"
+    code, shown = in_a_terminal(["ptx", str(out), "-q"], tmp_path, 80)
+    assert code == 0, (tmp_path / "stderr.txt").read_text()
+    lines = shown.splitlines()
+    assert lines[0] == "PTX for sm_90 (instructions / registers / spilled bytes; ld.global by width)"
+    assert lines[1].split() == ["kernel", "Triton", "Triton", "ld.global", "twin", "twin", "ld.global", "diff", "-Triton", "+twin"]
+    assert re.fullmatch(rf"{SQUARE_MODULE}  \d+ / \d+ / 0 B +2x v4 +- +- +{re.escape(note)}", lines[2]), lines[2]
+    assert "…" not in shown and "│" not in shown
+    piped = harvest("ptx", str(out), "-q", cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stdout.splitlines()[:3] == lines[:3]
+    code, wide = in_a_terminal(["ptx", str(out), "-q"], tmp_path, 250)
+    assert code == 0 and "┃ kernel " in wide and "…" not in wide
+    assert re.search(rf"│ {SQUARE_MODULE} +│ \d+ / \d+ / 0 B +│ 2x v4 +│ - +│ - +│ {re.escape(note)} +│", wide), wide
+
+
 def test_cli_errors_are_one_line(tmp_path):
     missing = harvest("ptx", "nope.py", cwd=tmp_path)
     assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0 and "does not exist" in missing.stderr
@@ -605,7 +647,7 @@ def test_cli_twin_nvcc_rejects_keeps_the_triton_side(tmp_path):
     (out / "g0_inference/twin/square_square_kernel.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = oops; }\n')
     proc = harvest("ptx", str(out), cwd=tmp_path)
     assert proc.returncode == 10, proc.stderr
-    assert "1 of 1 kernels failed" in proc.stderr and "nvcc could not compile" in proc.stderr
+    assert "1 of 1 kernel failed" in proc.stderr and "nvcc could not compile" in proc.stderr
     tables = (out / "g0_inference/ptx/square_square_kernel.ptx.md").read_text()
     assert "- twin not compiled: nvcc could not compile" in tables and (out / "g0_inference/ptx/square_square_kernel.triton.ptx").is_file()
     assert not (out / "g0_inference/ptx/square_square_kernel.twin.ptx").exists()

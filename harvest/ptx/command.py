@@ -17,6 +17,7 @@ from harvest.ptx.tables import CompiledSide, KernelPtx, plan_files
 from harvest.ptx.text import diff_counts, instruction_mix, normalize_ptx
 from harvest.ptx.toolchain import assemble, compile_triton_ptx, compile_twin_ptx, find_nvcc, tool_version
 from harvest.report import manifest_problem
+from harvest.text_output import plural
 
 Progress = Callable[[str], None]
 
@@ -202,8 +203,8 @@ def _side(label: str, source: str, how: str, ptx: str, scratch: Path, stem: str,
 def _one_line(result: KernelPtx) -> str:
     def side(s: CompiledSide) -> str:
         summary = s.summary()
-        regs = f", {summary['registers']} registers, {summary['spill_bytes']} B spilled" if "registers" in summary else ""
-        return f"{s.label} {summary['instructions']} instructions{regs}, ld.global {summary['ld_global']}"
+        regs = f", {plural(summary['registers'], 'register')}, {summary['spill_bytes']} B spilled" if "registers" in summary else ""
+        return f"{s.label} {plural(summary['instructions'], 'instruction')}{regs}, ld.global {summary['ld_global']}"
 
     text = side(result.triton)
     if result.twin is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from harvest.ptx.module import Arch
 from harvest.ptx.text import MIX_ROWS, Resources, diff_counts, ptx_header, sass_instruction_count, unified_diff
+from harvest.text_output import plural
 
 # --------------------------------------------------------------------------------------------- results
 
@@ -82,6 +83,34 @@ class KernelPtx:
         return entry
 
 
+SUMMARY_COLUMNS = ("kernel", "Triton", "Triton ld.global", "twin", "twin ld.global", "diff -Triton +twin")
+
+
+def summary_title(arch: Arch) -> str:
+    return f"PTX for {arch.name} (instructions / registers / spilled bytes; ld.global by width)"
+
+
+def summary_rows(results: list[KernelPtx]) -> list[list[str]]:
+    """`harvest ptx`'s summary, a row per kernel under SUMMARY_COLUMNS: each side's figures, then the diff's line
+    counts, or why there is no twin."""
+    rows = []
+    for result in results:
+        cells = [result.module]
+        for side in (result.triton, result.twin):
+            summary = side.summary() if side else None
+            if summary:
+                cells += [f"{summary['instructions']} / {summary.get('registers', '?')} / {summary.get('spill_bytes', '?')} B", summary["ld_global"]]
+            else:
+                cells += ["-", "-"]
+        if result.twin is not None:
+            only_triton, only_twin = diff_counts(result.diff())
+            cells.append(f"-{only_triton} +{only_twin}")
+        else:
+            cells.append(result.twin_note)
+        rows.append(cells)
+    return rows
+
+
 def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
@@ -124,7 +153,7 @@ def render_tables(result: KernelPtx) -> str:
             lines.append(f"- [{Path(path).name}]({Path(path).name})")
     if result.twin is not None:
         only_triton, only_twin = diff_counts(result.diff())
-        lines.append(f"- {stem}.ptx.diff: {only_triton} lines only in Triton's normalised PTX, {only_twin} only in the twin's")
+        lines.append(f"- {stem}.ptx.diff: {plural(only_triton, 'line')} only in Triton's normalised PTX, {only_twin} only in the twin's")
     return "\n".join(lines) + "\n"
 
 
