@@ -20,6 +20,7 @@ from typing import Any
 from harvest.errors import GateError, UsageError
 from harvest.ops import FREE_TO_FUSE, op_short_name
 from harvest.report import read_manifest
+from harvest.text_output import plural
 
 # ------------------------------------------------------------------------------------------------ model
 
@@ -109,6 +110,22 @@ class GraphDelta:
         }
 
 
+COMPARED_VERSIONS = ("torch", "triton", "device")  # manifest keys of what Inductor's output depends on besides the program
+
+
+@dataclass(frozen=True)
+class VersionPair:
+    """One of COMPARED_VERSIONS as OLD's and NEW's manifests hold it (None where a manifest does not say)."""
+
+    what: str
+    old: str | None
+    new: str | None
+
+    @property
+    def differs(self) -> bool:
+        return self.old is not None and self.new is not None and self.old != self.new
+
+
 @dataclass(frozen=True)
 class FusionDiff:
     """Everything that changed in fusion between two extractions."""
@@ -126,6 +143,12 @@ class FusionDiff:
     renamed: int  # of those, how many Inductor named differently
     old_kernels: int
     new_kernels: int
+    versions: tuple[VersionPair, ...] = ()
+
+    @property
+    def versions_differ(self) -> tuple[str, ...]:
+        """What differs between the two runs besides the program (torch, triton, the device): fusion may change with it."""
+        return tuple(v.what for v in self.versions if v.differs)
 
     @property
     def changed(self) -> bool:
@@ -146,6 +169,8 @@ class FusionDiff:
             "started_fusing": [c.to_json() for c in self.started_fusing],
             "unchanged": self.unchanged,
             "renamed": self.renamed,
+            "versions": {v.what: {"old": v.old, "new": v.new} for v in self.versions},
+            "versions_differ": list(self.versions_differ),
         }
 
 
@@ -293,7 +318,12 @@ def diff_manifests(old: dict, new: dict) -> FusionDiff:
         renamed=sum(1 for o, n in matched if o.name != n.name),
         old_kernels=len(old_refs),
         new_kernels=len(new_refs),
+        versions=tuple(VersionPair(what, _text(old.get(what)), _text(new.get(what))) for what in COMPARED_VERSIONS),
     )
+
+
+def _text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
 
 
 # ---------------------------------------------------------------------------------------------- markdown
@@ -307,13 +337,24 @@ def _signed(value: int) -> str:
     return f"+{value}" if value > 0 else str(value)
 
 
+def versions_line(d: FusionDiff) -> str:
+    """What the two runs ran on: one line when they agree, a warning naming each difference when they do not."""
+    if not d.versions_differ:
+        shown = [f"{v.what} {v.old or 'unknown'}" if v.old == v.new else f"{v.what} {v.old or 'unknown'} → {v.new or 'unknown'}" for v in d.versions]
+        return f"Both runs: {', '.join(shown)}."
+    changes = ", ".join(f"{v.what} `{v.old}` → `{v.new}`" for v in d.versions if v.differs)
+    return (f"> **Not the same torch, Triton or device**: {changes}. Inductor's fusion can change with these alone, "
+            "so not every difference below comes from the change under review.")
+
+
 def to_markdown(d: FusionDiff, old_name: str = "OLD", new_name: str = "NEW", gates: list[str] | None = None) -> str:
     """The diff as a pull-request comment."""
-    out = [f"## Fusion diff: `{old_name}` → `{new_name}`", ""]
+    out = [f"## Fusion diff: `{old_name}` → `{new_name}`", "", versions_line(d), ""]
     out.append(f"**Triton kernels: {d.old_kernels} → {d.new_kernels} ({_signed(d.new_kernels - d.old_kernels)})**")
     if not d.changed:
         out.append("")
-        out.append(f"No fusion changes: all {d.unchanged} kernels hold the same ops.")
+        held = "the kernel holds" if d.unchanged == 1 else f"all {d.unchanged} kernels hold"
+        out.append(f"No fusion changes: {held} the same ops.")
     out += ["", "| Graph | Role | Kernels | Δ | Launches | Extern calls |", "|---|---|---|--:|---|---|"]
     for g in d.graphs:
         out.append(
@@ -333,7 +374,7 @@ def to_markdown(d: FusionDiff, old_name: str = "OLD", new_name: str = "NEW", gat
     section("Kernels merged", [f"{', '.join(k.describe() for k in r.old)} → {r.new[0].describe()}" for r in d.merges])
     section("Kernels added", [k.describe() for k in d.added])
     section("Kernels removed", [k.describe() for k in d.removed])
-    out += ["", f"Unchanged: {d.unchanged} kernels (same ops; {d.renamed} renamed by Inductor)."]
+    out += ["", f"Unchanged: {plural(d.unchanged, 'kernel')} (same ops; {d.renamed} renamed by Inductor)."]
     if gates:
         out += ["", "### Gates", ""] + [f"- {g}" for g in gates]
     return "\n".join(out) + "\n"
@@ -361,11 +402,11 @@ def gate_results(d: FusionDiff, max_kernels: int | None, fail_on_unfuse: bool) -
         bad = d.new_kernels > max_kernels
         tripped |= bad
         verdict = "FAIL" if bad else "pass"
-        lines.append(f"`--max-kernels {max_kernels}`: {verdict} ({d.new_kernels} Triton kernels in NEW)")
+        lines.append(f"`--max-kernels {max_kernels}`: {verdict} ({plural(d.new_kernels, 'Triton kernel')} in NEW)")
     if fail_on_unfuse:
         n = sum(c.count for c in d.stopped_fusing)
         tripped |= n > 0
-        lines.append(f"`--fail-on-unfuse`: {'FAIL' if n else 'pass'} ({n} op instances stopped fusing)")
+        lines.append(f"`--fail-on-unfuse`: {'FAIL' if n else 'pass'} ({plural(n, 'op instance')} stopped fusing)")
     return lines, tripped
 
 

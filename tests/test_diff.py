@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import EXAMPLES, ROOT, harvest
 from test_report import CPU, CUDA, fixture_manifest, manifest_for
 
 from harvest.diff import diff_command, diff_manifests, to_markdown
@@ -131,3 +132,31 @@ def test_cpu_vs_cuda_small_model_counts():
     assert deltas == {"g0_forward": (4, 4, 4, 4), "g1_backward": (7, 9, 7, 11)}
     assert d.stopped_fusing == ()
     assert d.new_kernels - d.old_kernels == 2
+
+
+def test_a_diff_across_torch_and_triton_versions_says_so(tmp_path):
+    """extracted/h200/square_square was made on the H200 (torch 2.11, triton 3.6); the same example extracted here
+    runs another torch, triton and device. The markdown says so first and the JSON names each difference."""
+    showcase = ROOT / "extracted/h200/square_square"
+    done = harvest("extract", str(EXAMPLES / "square_square.py"), "-o", "here", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    here = json.loads((tmp_path / "here/manifest.json").read_text())
+    there = json.loads((showcase / "manifest.json").read_text())
+    assert (there["torch"], there["triton"]) == ("2.11.0+cu130", "3.6.0") and here["torch"] != there["torch"]
+    as_json = harvest("diff", str(showcase), "here", "--json", cwd=tmp_path)
+    assert as_json.returncode == 0, as_json.stderr
+    payload = json.loads(as_json.stdout)
+    assert payload["versions"]["torch"] == {"old": "2.11.0+cu130", "new": here["torch"]}
+    assert payload["versions"]["triton"] == {"old": "3.6.0", "new": here["triton"]}
+    assert payload["versions"]["device"] == {"old": "cuda (NVIDIA H200)", "new": here["device"]}
+    assert payload["versions_differ"] == ["torch", "triton"] + (["device"] if here["device"] != there["device"] else [])
+    markdown = harvest("diff", str(showcase), "here", cwd=tmp_path)
+    assert markdown.returncode == 0, markdown.stderr
+    warning = markdown.stdout.splitlines()[2]
+    assert warning.startswith(f"> **Not the same torch, Triton or device**: torch `2.11.0+cu130` → `{here['torch']}`, triton `3.6.0` → `{here['triton']}`")
+    assert "not every difference below comes from the change under review" in warning
+    assert "No fusion changes: the kernel holds the same ops." in markdown.stdout  # one kernel, said in the singular
+    same = harvest("diff", "here", "here", "--json", cwd=tmp_path)
+    assert json.loads(same.stdout)["versions_differ"] == []
+    same = harvest("diff", "here", "here", cwd=tmp_path)
+    assert same.stdout.splitlines()[2] == f"Both runs: torch {here['torch']}, triton {here['triton']}, device {here['device']}."
