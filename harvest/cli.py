@@ -91,6 +91,20 @@ profile files); a module's own `python k.py --bench --json FILE` times with the 
 """
 
 
+EPILOG_REPORT = """\
+examples:
+  harvest report extracted/small_model             re-render extracted/small_model/report.md
+  git diff extracted/small_model/report.md         what the re-render changed
+
+report.md shows, per graph: the ATen ops before fusion against the Triton kernels after, the ops that did not
+fuse and where they went, the boundaries between kernels, a row per kernel (its ops, loads / stores / reductions,
+the user source lines, what the run recorded, its module) and a mermaid fusion graph (GitHub renders it); then a
+CUDA twins section once `harvest twin` ran and a PTX section once `harvest ptx` ran (both re-render it too).
+The same manifest gives the same bytes: no timestamps, manifest order throughout.
+"""
+EXIT_REPORT = "for report: 2 when DIR holds no manifest.json, 6 when its manifest.json is not one harvest wrote, 7 when report.md cannot be written"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harvest",
@@ -147,8 +161,16 @@ def build_parser() -> argparse.ArgumentParser:
     twin.add_argument("--force", action="store_true", help="replace twins you edited by hand (a .bak copy is kept)")
     twin.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
-    report = commands.add_parser("report", parents=[debug], help="re-render report.md of an extraction from its manifest (no run)")
-    report.add_argument("directory", help="an extraction directory (holds manifest.json)")
+    report = commands.add_parser(
+        "report",
+        parents=[debug],
+        help="re-render report.md of an extraction from its manifest (no run)",
+        description="Write DIR/report.md again from DIR/manifest.json alone: nothing is run and no other file is "
+        "written. Use it after upgrading harvest, or to get back a report.md you edited. Prints the report's path.",
+        epilog=EPILOG_REPORT + "\n" + EXIT_TEXT + "\n" + EXIT_REPORT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    report.add_argument("directory", metavar="DIR", help="an extraction directory (holds manifest.json)")
 
     ptx = commands.add_parser(
         "ptx",

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harvest.errors import ParseError, UsageError
+from harvest.errors import OutputError, ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
 from harvest.writer import inside
 
@@ -321,5 +321,8 @@ def report_command(extraction_dir: Path) -> Path:
     """`harvest report DIR`: re-render DIR/report.md from DIR/manifest.json (the target is not run)."""
     manifest = read_manifest(Path(extraction_dir))
     out = Path(extraction_dir) / "report.md"
-    out.write_text(render_report(manifest), encoding="utf-8")
+    try:
+        out.write_text(render_report(manifest), encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
     return out

@@ -230,6 +230,30 @@ def test_help_teaches(exit_codes):
     assert set(exit_codes) >= {"ok", "UsageError", "TargetError", "NoGraphsError", "TimeoutError", "ParseError", "OutputError"}
 
 
+def test_report_help_teaches_and_its_exit_codes_hold(exit_codes, tmp_path):
+    """`harvest report --help` had one usage line. It says what the command does, how, and which exit codes it
+    gives; each of those is what a bad DIR really gets."""
+    shown = harvest("report", "--help", cwd=tmp_path)
+    assert shown.returncode == 0
+    assert "nothing is run" in shown.stdout and "examples:" in shown.stdout and "harvest report extracted/" in shown.stdout
+    line = next(line for line in shown.stdout.splitlines() if line.startswith("exit codes:"))
+    assert {name: int(code) for code, name in re.findall(r"(\d+) (\w+)", line)} == exit_codes
+    assert "2 when DIR holds no manifest.json, 6 when its manifest.json is not one harvest wrote, 7 when report.md cannot be written" in shown.stdout
+    out = tmp_path / "square_square"
+    out.mkdir()
+    (out / "manifest.json").write_text((ROOT / "extracted/h200/square_square/manifest.json").read_text())
+    done = harvest("report", str(out), cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == f"{out / 'report.md'}\n", done.stderr
+    first = (out / "report.md").read_bytes()
+    assert harvest("report", str(out), cwd=tmp_path).returncode == 0 and (out / "report.md").read_bytes() == first
+    assert_error(harvest("report", str(tmp_path), cwd=tmp_path), exit_codes["UsageError"], "no manifest.json")
+    (out / "report.md").unlink()
+    (out / "report.md").mkdir()  # a directory where report.md goes: it cannot be written
+    assert_error(harvest("report", str(out), cwd=tmp_path), exit_codes["OutputError"], "cannot write", "report.md")
+    (out / "manifest.json").write_text("{")
+    assert_error(harvest("report", str(out), cwd=tmp_path), exit_codes["ParseError"], "is not valid JSON")
+
+
 def test_no_command_prints_usage():
     proc = subprocess.run([sys.executable, "-m", "harvest"], env=tree_env(), capture_output=True, text=True)
     assert proc.returncode == 2
