@@ -12,6 +12,9 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
+import re
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,11 +27,12 @@ from harvest.capture.artifacts import (
     looks_like_output_code,
     raw_capture_dir,
 )
-from harvest.capture.runner import RunOutcome, run_target, run_wrapper_modules
+from harvest.capture.runner import TAIL_LINES, RunOutcome, TargetOutput, run_target, run_wrapper_modules
 from harvest.errors import (
     HarvestError,
     Interrupted,
     NoGraphsError,
+    NoTritonKernelsError,
     OutputError,
     ParseError,
     TargetError,
@@ -43,9 +47,10 @@ from harvest.parse import parse_output_code
 from harvest.prewarm import start_prewarm
 from harvest.reference import build_reference
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
-from harvest.render import render
+from harvest.render import HARNESS_PATH, harness_source, render
 from harvest.report import render_report
 from harvest.writer import (
+    STAGING,
     WriteReport,
     copy_records,
     ensure_writable,
@@ -59,6 +64,9 @@ from harvest.writer import (
 
 Progress = Callable[[str], None]
 
+TARGET_LOG = "target.log"  # raw/target.log: the target's own stdout and stderr from the run (not replayed, not hashed)
+TAIL_WIDTH = 300  # characters of each line of the target's output an error shows
+
 
 @dataclass
 class ExtractResult:
@@ -68,6 +76,7 @@ class ExtractResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (kernel, reason) not made standalone
     writes: WriteReport = field(default_factory=WriteReport)
     outcome: RunOutcome | None = None  # None for artifact targets
+    target_log: Path | None = None  # where the run's target output is (raw/target.log); None without a run
 
 
 @dataclass(frozen=True)
@@ -99,7 +108,6 @@ def extract(
     target_sm: int = 90,
     device: str = "auto",
     on_progress: Progress = lambda message: None,
-    on_output: Callable[[str], None] | None = None,
     record: str = "data",
     record_cap_mib: float = 1024,
     record_total_cap_mib: float = 4096,
@@ -110,11 +118,14 @@ def extract(
     target: a script (run in a child process under the capture hooks, with `args`), or an artifact read without a
     run: an output_code.py, a TORCH_COMPILE_DEBUG directory, a TORCH_TRACE log, or an earlier extraction (or its raw/),
     which is replayed to identical files (in place when out_dir is left out). Raises a HarvestError subclass with a
-    one-line message on bad input; whatever was captured is written before that.
+    one-line message on bad input; whatever was captured is written before that, and the directories this call
+    created that hold nothing are removed.
 
     A run records every kernel launch (layouts, scalars, grid, config) and, with record="data", the data of each
     kernel's first launch in each graph (raw/<graph>/records/<kernel>.pt, capped per kernel and in total): the
-    modules' inputs and their --check's "recorded" oracle. record="layouts" keeps layouts and values only.
+    modules' inputs and their --check's "recorded" oracle. record="layouts" keeps layouts and values only. The
+    target's own stdout and stderr go to raw/target.log (never to this process's output); a run that captured
+    nothing keeps it in a temporary file named in the error, unless the error shows all of it.
     """
     if record not in ("data", "layouts"):
         raise UsageError(f"--record must be 'data' or 'layouts', not {record!r}")
@@ -128,50 +139,156 @@ def extract(
     if not target.exists():
         raise UsageError(f"target not found: {target}")
     out = Path(out_dir) if out_dir is not None else default_out_dir(target)
+    created = _missing_dirs(out / "raw")
     ensure_writable(out)
-    _refuse_foreign_extraction(out, target, force)
+    try:
+        return _capture_and_write(target, out, args, timeout, force, names, target_sm, device, on_progress, record,
+                                  record_cap_mib, record_total_cap_mib, run_artifact)
+    except BaseException:  # a failure keeps what holds a capture; the directories this run made for nothing go
+        shutil.rmtree(out / "raw" / STAGING, ignore_errors=True)
+        _remove_empty(created)
+        raise
 
+
+def _capture_and_write(target: Path, out: Path, args: tuple[str, ...], timeout: float | None, force: bool, names: str,
+                       target_sm: int, device: str, on_progress: Progress, record: str, record_cap_mib: float,
+                       record_total_cap_mib: float, run_artifact: bool) -> ExtractResult:
+    """Read or run the target, then write the extraction (extract's body, once its arguments are checked)."""
+    _refuse_foreign_extraction(out, target, force)
     outcome: RunOutcome | None = None
+    target_log: Path | None = None
     is_artifact = target.is_dir() or target.suffix == ".log" or (target.suffix == ".py" and looks_like_output_code(_read(target)))
     if run_artifact and (not is_artifact or raw_capture_dir(target) is not None):
         raise UsageError("--run-artifact is for an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log; a script always runs, an extraction replays its record")
-    if is_artifact and run_artifact:
+    if is_artifact:
         capture = load_artifact(target)
+        _refuse_cpp_only(capture, target)
+    if is_artifact and run_artifact:
         _check_artifact_device(capture, device)
         on_progress(f"running artifact {target}: each graph's own call(get_args()) under the launch recorder (--run-artifact)")
-        capture, outcome = run_artifact_graphs(capture, out, device, target_sm, record, record_cap_mib, record_total_cap_mib, timeout, on_progress, on_output)
+        capture, outcome, target_log = run_artifact_graphs(capture, out, device, target_sm, record, record_cap_mib, record_total_cap_mib, timeout, on_progress)
     elif is_artifact:
         on_progress(f"reading artifact {target} (no run; --run-artifact runs it to record real layouts)")
-        capture = load_artifact(target)
     elif target.suffix != ".py":
         raise UsageError(f"not a Python file: {target}; give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log")
     else:
         _check_syntax(target)
         staging = fresh_staging(out)
         warm = _import_torch_meanwhile()
+        running_log = _new_log(target)
         outcome = run_target(
             target, tuple(args), timeout=timeout, device=device, target_sm=target_sm, on_progress=on_progress,
-            on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
+            log_path=running_log, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
             record_total_cap_mib=record_total_cap_mib, while_running=start_prewarm if names == "readable" else None,
         )
         capture = outcome.capture
         warm.join()
         on_progress(f"target ran for {outcome.seconds:.1f} s (capture and launch recording included)")
+        target_log = _keep_log(running_log, out, outcome)
         place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
 
     try:
-        return _write_extraction(target, out, capture, outcome, names, force, on_progress)
+        result = _write_extraction(target, out, capture, outcome, target_log, names, force, on_progress)
     except KeyboardInterrupt:  # Ctrl-C after the run: raw/ is written first, so the capture is never lost
         kept = f"the capture is kept in {out}/raw: `harvest extract {out}` renders it again" if (out / "raw" / "capture.json").exists() else "nothing was written"
         raise Interrupted(f"interrupted (Ctrl-C) while writing the extraction; {kept}") from None
+    result.target_log = target_log
+    return result
 
 
-def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOutcome | None, names: str, force: bool,
-                      on_progress: Progress) -> ExtractResult:
+def _missing_dirs(directory: Path) -> list[Path]:
+    """`directory` and those of its parents that do not exist yet, deepest first: what this run may create."""
+    missing = []
+    for path in (directory, *directory.absolute().parents):
+        if path.exists():
+            break
+        missing.append(path)
+    return missing
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Remove each directory (deepest first) this run created and left empty; anything holding a file stays."""
+    for directory in directories:
+        try:
+            directory.rmdir()  # only succeeds on an empty directory
+        except OSError:
+            pass
+
+
+def _new_log(target: Path) -> Path:
+    """A file for the target's output while it runs, outside the extraction (a run that captures nothing adds nothing there)."""
+    handle, name = tempfile.mkstemp(prefix=f"harvest-{target.stem}-", suffix=".log")
+    os.close(handle)
+    return Path(name)
+
+
+def _keep_log(running_log: Path, out: Path, outcome: RunOutcome) -> Path | None:
+    """Where the target's output stays: raw/target.log beside the capture; with no capture, in its temporary file
+    (named in the error), or nowhere when the error shows every line of it."""
+    if outcome.capture.graphs:
+        kept = out / "raw" / TARGET_LOG
+        try:
+            shutil.move(running_log, kept)
+        except OSError:  # disk full: the temporary file still holds it
+            return running_log
+        return kept
+    if _all_shown(outcome.output):
+        running_log.unlink(missing_ok=True)
+        return None
+    return running_log
+
+
+def _all_shown(output: TargetOutput) -> bool:
+    """An error shows every line the target printed, whole: no need to keep its log."""
+    return output.lines <= TAIL_LINES and not output.log_error and all(len(line.rstrip("\n")) <= TAIL_WIDTH for line in output.tail)
+
+
+def _output_tail(outcome: RunOutcome | None, target_log: Path | None) -> str:
+    """The last lines the target printed, to follow an error's first line: "" when it printed nothing (or did not run)."""
+    output = outcome.output if outcome is not None else TargetOutput()
+    if not output.lines:
+        return ""
+    count = f"{output.lines} line{'s' if output.lines > 1 else ''}"
+    if len(output.tail) == output.lines:
+        heading = f"{count}, kept in {target_log}" if target_log is not None else count
+    else:
+        heading = f"the last {len(output.tail)} of {count}; all of them in {target_log}"
+    if output.log_error:
+        heading += f"; the log stopped early: {output.log_error}"
+    lines = [line.rstrip("\n") for line in output.tail]
+    shown = [line if len(line) <= TAIL_WIDTH else line[:TAIL_WIDTH] + " ..." for line in lines]
+    return f"\nthe target's output ({heading}):\n" + "\n".join(shown)
+
+
+CPP_KERNEL = re.compile(r"^(\w+) = async_compile\.cpp(?:_pybinding)?\(", re.M)
+
+
+def _refuse_cpp_only(capture: Capture, target: Path, ran_into: Path | None = None) -> None:
+    """Graphs Inductor compiled with its C++ CPU backend hold no Triton kernel: say what they hold and how to get
+    Triton kernels, instead of writing an empty extraction. `ran_into`: the -o of a run, whose raw/ keeps the capture."""
+    if not capture.graphs or any("async_compile.triton(" in g.source for g in capture.graphs):
+        return
+    cpp = [name for g in capture.graphs for name in CPP_KERNEL.findall(g.source)]
+    if not cpp:
+        return
+    found = f"{len(cpp)} C++ kernel{'s' if len(cpp) > 1 else ''} ({', '.join(cpp[:3])}{', ...' if len(cpp) > 3 else ''}) and no Triton kernel"
+    if ran_into is None:
+        raise NoTritonKernelsError(
+            f"{target} holds {found}: Inductor compiled it with its C++ CPU backend; for Triton kernels, run the script "
+            'through `harvest extract` (it uses Inductor\'s CPU Triton backend) or set torch._inductor.config.cpu_backend = "triton" before it compiles'
+        )
+    raise NoTritonKernelsError(
+        f"{target} compiled {found}: it chose Inductor's C++ CPU backend (torch._inductor.config.cpu_backend); leave it "
+        f'at "triton", as `harvest extract` sets it, for Triton kernels; the capture is kept in {ran_into}/raw'
+    )
+
+
+def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOutcome | None, target_log: Path | None,
+                      names: str, force: bool, on_progress: Progress) -> ExtractResult:
     """raw/ first (nothing captured is ever lost), then every graph's modules, report.md and manifest.json."""
     raw_sources = {graph.name: graph.source for graph in capture.graphs}
     replay = target.is_dir() and (out.resolve() == target.resolve() or out.resolve() == target.resolve().parent)
-    if not replay:  # replaying an extraction in place: its raw/ is the input, leave it as it is
+    if not replay and capture.graphs:  # replaying an extraction in place: its raw/ is the input, leave it as it is
         try:
             write_raw(out, raw_sources, capture_record(capture))  # before anything can fail: nothing captured is ever lost
             source_raw = raw_capture_dir(target) if target.is_dir() else None
@@ -179,7 +296,9 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
                 copy_records(source_raw, out / "raw", [g.name for g in capture.graphs])
         except OSError as exc:
             raise OutputError(f"cannot write the raw capture to {out / 'raw'}: {exc.strerror or exc}; free some space, or pick another -o") from exc
-    _raise_for_run(outcome, capture, out)
+    _raise_for_run(outcome, capture, out, target_log)
+    if outcome is not None:
+        _refuse_cpp_only(capture, target, ran_into=out)
     if capture.incomplete and not capture.graphs:
         raise ParseError(f"{capture.incomplete}; no complete graph before the cut")
     if not capture.graphs and capture.mode == "artifact":
@@ -188,6 +307,7 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
         raise NoGraphsError(
             f"no Inductor graphs captured from {target}: it never ran a torch.compile'd function "
             "(wrap a function or module with torch.compile and call it; a graph break that leaves nothing to compile gives none too)"
+            + _output_tail(outcome, target_log)
         )
 
     result = ExtractResult(out_dir=out, manifest={}, outcome=outcome)
@@ -200,6 +320,8 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
     rendered = iter(render_all(capture, names, [(plan, job) for plan in plans for job in plan.jobs]))
     graphs = [finish_graph(plan, capture, [next(rendered) for _ in plan.jobs], on_progress) for plan in plans]
     files = {path: source for done in graphs for path, source in done.files.items()}
+    if files:  # what every module shares, written once beside the graphs
+        files[HARNESS_PATH] = harness_source(list(files.values()))
     result.skipped = [skip for done in graphs for skip in done.skipped]
 
     manifest = extraction_json(capture, names, [done.entry for done in graphs])
@@ -212,7 +334,7 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
         remove_stale_raw(out, set(raw_sources))
     write_manifest(out, manifest)
     result.manifest = manifest
-    result.modules = [out / path for path in files if path.endswith(".py") and path not in result.writes.failed]
+    result.modules = [out / path for path in files if path.endswith(".py") and path != HARNESS_PATH and path not in result.writes.failed]
     if result.writes.failed:
         first, why = next(iter(manifest["not_written"].items()))
         raise OutputError(
@@ -220,7 +342,7 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
             f"under not_written; free some space and run `harvest extract {out}` to write them from raw/"
         )
     if _failed(outcome):
-        raise _target_error(outcome, out, len(capture.graphs))  # type: ignore[arg-type]
+        raise _target_error(outcome, out, len(capture.graphs), target_log)  # type: ignore[arg-type]
     if capture.incomplete:
         raise ParseError(f"{capture.incomplete}; the {len(capture.graphs)} complete graph(s) before the cut were extracted to {out}")
     return result
@@ -269,13 +391,15 @@ def _import_torch_meanwhile() -> threading.Thread:
 
 
 def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int, record: str, record_cap_mib: float,
-                        record_total_cap_mib: float, timeout: float | None, on_progress: Progress,
-                        on_output: Callable[[str], None] | None) -> tuple[Capture, RunOutcome]:
-    """Run an artifact's graphs in the capture child; the static capture gains the recorded launches."""
+                        record_total_cap_mib: float, timeout: float | None,
+                        on_progress: Progress) -> tuple[Capture, RunOutcome, Path | None]:
+    """Run an artifact's graphs in the capture child; the static capture gains the recorded launches. Returns the
+    capture, the run's outcome and where the run's output is (raw/target.log)."""
     staging = fresh_staging(out)
+    running_log = _new_log(Path(capture.target))
     outcome = run_wrapper_modules(
         {graph.index: graph.source for graph in capture.graphs}, timeout=timeout, device=device, target_sm=target_sm,
-        on_progress=on_progress, on_output=on_output, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
+        on_progress=on_progress, log_path=running_log, record_dir=staging, record=record, record_cap_mib=record_cap_mib,
         record_total_cap_mib=record_total_cap_mib,
     )
     ran = outcome.capture
@@ -284,7 +408,8 @@ def run_artifact_graphs(capture: Capture, out: Path, device: str, target_sm: int
     place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
     if outcome.status != "ok":
         on_progress(f"running the artifact failed ({_exception_line(outcome.error)}); kernels it did not reach keep the static path")
-    return capture, replace(outcome, capture=capture)
+    outcome = replace(outcome, capture=capture)
+    return capture, outcome, _keep_log(running_log, out, outcome)
 
 
 @dataclass(frozen=True)
@@ -459,29 +584,30 @@ def _failed(outcome: RunOutcome | None) -> bool:
     return outcome is not None and outcome.status != "ok" and not (outcome.status == "exit" and outcome.exit_code == 0)
 
 
-def _raise_for_run(outcome: RunOutcome | None, capture: Capture, out: Path) -> None:
+def _raise_for_run(outcome: RunOutcome | None, capture: Capture, out: Path, target_log: Path | None) -> None:
     """Failures with nothing to extract; a failed run that captured graphs is extracted first, then reported."""
     if outcome is not None and outcome.status == "no-cuda":
         raise UsageError("--device cuda, but torch sees no GPU here; use --device cpu (or auto) for the CPU Triton path")
     if outcome is not None and outcome.status == "no-cpu-triton":
         raise UsageError(f"{outcome.error}; extract on a GPU (--device cuda), or use torch >= 2.6 for the CPU Triton path")
     if not capture.graphs and _failed(outcome):
-        raise _target_error(outcome, out, 0)  # type: ignore[arg-type]
+        raise _target_error(outcome, out, 0, target_log)  # type: ignore[arg-type]
 
 
-def _target_error(outcome: RunOutcome, out: Path, graphs: int) -> HarvestError:
-    """The one-line error of a failed run; what was captured before it has been written."""
-    kept = f"{graphs} graph(s) captured before that were extracted to {out}" if graphs else "nothing was captured"
+def _target_error(outcome: RunOutcome, out: Path, graphs: int, target_log: Path | None) -> HarvestError:
+    """The one-line error of a failed run, then the tail of what the target printed (its traceback when it raised);
+    what was captured before the failure has been written."""
+    kept = f"kept the partial capture in {out}/raw: {graphs} graph(s) captured before that, extracted to {out}" if graphs else "nothing was captured"
+    tail = _output_tail(outcome, target_log)
     if outcome.status == "interrupted":
-        return Interrupted(f"interrupted (Ctrl-C) while the target ran: the target was stopped; {kept}")
+        return Interrupted(f"interrupted (Ctrl-C) while the target ran: the target was stopped; {kept}{tail}")
     if outcome.status == "timeout":
-        return TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}")
-    if outcome.status == "crashed":
-        tail = outcome.error.strip().splitlines()[-1:] or ["no output"]
-        return TargetError(f"target process died (exit status {outcome.exit_code}): {tail[0]}; {kept}")
+        return TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}{tail}")
+    if outcome.status == "crashed":  # no Python exception to name: what it printed last follows
+        return TargetError(f"target process died (exit status {outcome.exit_code}) without a Python exception; {kept}{tail}")
     if outcome.status == "exit":
-        return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}")
-    return TargetError(f"target raised {_exception_line(outcome.error)}; {kept}\n{outcome.error.rstrip()}")
+        return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}{tail}")
+    return TargetError(f"target raised {_exception_line(outcome.error)}; {kept}{tail}")
 
 
 def _exception_line(error: str) -> str:

@@ -56,6 +56,17 @@ def load_module(path: str, name: str, register: bool = False):
     return module
 
 
+def load_kernel_module(path: str, name: str):
+    """A kernel module imported by path, with its extraction's harness bound to it (`harness.Kernel`): its launch,
+    CONFIG, OUTPUTS and reference, and the harness's load_record, make_inputs, bench_inputs, bench and compare."""
+    module = load_module(path, name)
+    main = getattr(module, "main", None)
+    harness = sys.modules.get(getattr(main, "__module__", ""))
+    if harness is None or not hasattr(harness, "Kernel"):
+        raise RuntimeError("the module was written by an older harvest (no harness.py beside its graph); replay the extraction to renew it: harvest extract <extraction dir>")
+    return harness.Kernel(vars(module))
+
+
 def error_text(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[:1]
     return f"{type(exc).__name__}: {first[0] if first else ''}".rstrip(": ")
@@ -92,7 +103,7 @@ def jit_name(module, display_name: str) -> str:
     """The name the GPU knows the module's kernel by (the @triton.jit function's)."""
     from triton.runtime.jit import JITFunction
 
-    names = [v.__name__ for v in vars(module).values() if isinstance(v, JITFunction) or type(v).__name__ == "InterpretedFunction"]
+    names = [v.__name__ for v in module.namespace.values() if isinstance(v, JITFunction) or type(v).__name__ == "InterpretedFunction"]
     return display_name if display_name in names or not names else names[0]
 
 
@@ -200,12 +211,10 @@ def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -
 
     device = plan["device"]
     entry: dict = {"errors": {}}
-    module = load_module(job["module"], f"harvest_bench_kernel_{job['id']}")
+    module = load_kernel_module(job["module"], f"harvest_bench_kernel_{job['id']}")
     if plan["check_only"]:
         entry["sweep"] = sweep(module, job["sweep"], device, True, None, 0.0)
         return entry
-    if not hasattr(module, "bench_inputs"):
-        raise RuntimeError("the module was written by an older harvest (no bench_inputs); replay the extraction to renew it: harvest extract <extraction dir>")
     steps = []
     inputs = module.bench_inputs(device)
     args = inputs[0]
@@ -284,7 +293,7 @@ def trace(plan: dict, graphs: dict, path: str, device: str) -> None:
     kernels = []
     for job in plan["kernels"]:
         try:
-            module = load_module(job["module"], f"harvest_trace_kernel_{job['id']}")
+            module = load_kernel_module(job["module"], f"harvest_trace_kernel_{job['id']}")
             args, _ = module.bench_inputs(device)
             reference_args = [args[p] for p in inspect.signature(module.reference).parameters]
             kernels.append((job, module, args, reference_args))
@@ -318,7 +327,7 @@ def warm(plan: dict, worker: int, workers: int) -> int:
     for job, config in items[worker::workers]:
         try:
             if job["id"] not in loaded:
-                module = load_module(job["module"], f"harvest_warm_{job['id']}")
+                module = load_kernel_module(job["module"], f"harvest_warm_{job['id']}")
                 loaded.clear()  # one module's inputs on the GPU at a time
                 loaded[job["id"]] = (module, module.bench_inputs(plan["device"])[0])
             module, args = loaded[job["id"]]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from harvest import __version__
-from harvest.errors import EXIT_CODES, HarvestError, Interrupted, UsageError
+from harvest.errors import HarvestError, Interrupted, UsageError, exit_codes_text
 
 EPILOG_EXTRACT = """\
 examples:
@@ -71,7 +71,7 @@ Philox like Triton's. The twin's kernel file needs only CUDA headers; its module
 """
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE
-EXIT_TEXT = "exit codes: 0 ok, " + ", ".join(f"{code} {name}" for name, code in EXIT_CODES.items()) + f", {INTERNAL_ERROR} internal error"
+EXIT_TEXT = f"exit codes: 0 ok, {exit_codes_text()}, {INTERNAL_ERROR} internal error"
 
 
 EPILOG_BENCH = """\
@@ -171,6 +171,21 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("directory", metavar="DIR", help="an extraction directory (holds manifest.json)")
+
+    pack = commands.add_parser(
+        "pack",
+        parents=[debug],
+        help="one kernel module as a single file (harness inlined) for a bug report or a Triton issue",
+        description="Write KERNEL (OUT/<graph>/<kernel>.py) as one self-contained file: the pieces of its "
+        "extraction's harness.py it uses are inlined, so it imports only torch and triton, and its --check and "
+        "--bench work as before. The run's record, when the module has one, is copied beside it "
+        "(<name>.record.pt). The module is read as text, never imported.",
+        epilog="example:\n  harvest pack extracted/small_model/g0_forward/softmax_kernel.py -o softmax.py\n"
+        "  TRITON_INTERPRET=1 python softmax.py --check\n\n" + EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pack.add_argument("kernel", metavar="KERNEL", help="a kernel module written by `harvest extract`")
+    pack.add_argument("-o", "--out", metavar="FILE", help="where to write it (default: <kernel>.packed.py in the current directory)")
 
     ptx = commands.add_parser(
         "ptx",
@@ -313,8 +328,37 @@ def summarize(console, result) -> None:
         console.print(f"[yellow]kept your edited {result.out_dir / path}[/] (differs from what harvest wrote; --force replaces it, keeping a .bak)")
     for path in writes.backups:
         console.print(f"[yellow]saved your edited version as {result.out_dir / path}[/]")
+    if result.target_log is not None:
+        lines = result.outcome.output.lines
+        console.print(f"the target's output: {result.target_log} ({lines} line{'' if lines == 1 else 's'})")
     console.print(f"report: {result.out_dir / 'report.md'}   manifest: {result.out_dir / 'manifest.json'}")
-    console.print(f"check a kernel: TRITON_INTERPRET=1 python {result.out_dir}/<graph>/<kernel>.py --check  (no TRITON_INTERPRET on a GPU)")
+    hint = check_hint(result)
+    if hint:
+        console.print(hint)
+
+
+def check_hint(result) -> str:
+    """How to run the first kernel module's --check, with the interpreter that has harvest (and torch); "" when the
+    extraction holds no module. The interpreter form only where no GPU is: the module then runs on numpy."""
+    import shlex
+
+    modules = [kernel["module"] for graph in result.manifest["graphs"] for kernel in graph["kernels"] if kernel["module"]]
+    if not modules:
+        return ""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(result.out_dir / modules[0]))} --check"
+    return f"check a kernel: {command}" if gpu_here(result) else f"check a kernel: TRITON_INTERPRET=1 {command}"
+
+
+def gpu_here(result) -> bool:
+    """This machine has a GPU: the target just ran on CUDA, or torch sees one."""
+    if result.outcome is not None and result.outcome.capture.mode == "cuda":
+        return True
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # a broken torch: the interpreter form is the safe hint
+        return False
 
 
 def run_ptx(options: argparse.Namespace) -> int:
@@ -402,6 +446,12 @@ def main(argv: list[str] | None = None) -> int:
             from harvest.report import report_command
 
             print(report_command(Path(options.directory)))
+            return 0
+        if options.command == "pack":
+            from harvest.pack import pack_command
+
+            packed = pack_command(Path(options.kernel), Path(options.out) if options.out else None)
+            print(f"packed {options.kernel} into {packed.module}" + (f" (its record: {packed.record})" if packed.record else " (no record: --check runs on made-up inputs)"))
             return 0
         if options.command == "ptx":
             return run_ptx(options)

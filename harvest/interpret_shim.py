@@ -6,17 +6,42 @@ erf, rsqrt, isinf, pow, fma (torch 2.8-2.10), ... so the first GELU or LayerNorm
 interpreters (triton 3.2-3.3) also lack `block_type.with_element_ty` and `get_int1_ty` (Inductor's `max2` reaches
 it through `tl.zeros((1,), tl.int1)`); the shim stands in for both.
 
-`SHIM_SOURCE` defines numpy versions that work on the interpreter's tensors. It is plain source so it can be both
-exec'd by the capture child (`install`) and pasted into generated kernel modules (which import only torch and
-triton). It touches nothing unless the interpreter is on.
+`shim_source(names)` writes `interpret_libdevice(libdevice)` with numpy versions of just those functions, as plain
+source: the capture child execs it with every function (`install`), and an extraction's harness.py carries the
+ones its kernels call. It touches nothing unless the interpreter is on.
 """
 
 from __future__ import annotations
 
-SHIM_SOURCE = '''
-def _interpret_libdevice(libdevice):
+# libdevice function -> (kind, numpy expression of v, or of v and w): "unary" keeps the dtype, "predicate" gives int1.
+NUMPY_VERSIONS = {
+    "abs": ("unary", "np.abs(v)"), "acos": ("unary", "np.arccos(v)"), "acosh": ("unary", "np.arccosh(v)"),
+    "asin": ("unary", "np.arcsin(v)"), "asinh": ("unary", "np.arcsinh(v)"), "atan": ("unary", "np.arctan(v)"),
+    "atanh": ("unary", "np.arctanh(v)"), "cbrt": ("unary", "np.cbrt(v)"), "ceil": ("unary", "np.ceil(v)"),
+    "cos": ("unary", "np.cos(v)"), "cosh": ("unary", "np.cosh(v)"), "erf": ("unary", "erf(v)"),
+    "erfc": ("unary", "1.0 - erf(v)"), "exp": ("unary", "np.exp(v)"), "exp10": ("unary", "np.power(10.0, v)"),
+    "exp2": ("unary", "np.exp2(v)"), "expm1": ("unary", "np.expm1(v)"), "fabs": ("unary", "np.abs(v)"),
+    "floor": ("unary", "np.floor(v)"), "lgamma": ("unary", "np.vectorize(math.lgamma)(v)"),
+    "log": ("unary", "np.log(v)"), "log10": ("unary", "np.log10(v)"), "log1p": ("unary", "np.log1p(v)"),
+    "log2": ("unary", "np.log2(v)"), "nearbyint": ("unary", "np.rint(v)"), "rint": ("unary", "np.rint(v)"),
+    "round": ("unary", "np.trunc(v + np.copysign(0.5, v))"), "rsqrt": ("unary", "1.0 / np.sqrt(v)"),
+    "sin": ("unary", "np.sin(v)"), "sinh": ("unary", "np.sinh(v)"), "sqrt": ("unary", "np.sqrt(v)"),
+    "tan": ("unary", "np.tan(v)"), "tanh": ("unary", "np.tanh(v)"), "trunc": ("unary", "np.trunc(v)"),
+    "llrint": ("unary", "np.rint(v)"), "signbit_float": ("unary", "np.signbit(v)"),
+    "isinf": ("predicate", "np.isinf(v)"), "isnan": ("predicate", "np.isnan(v)"),
+    "isfinited": ("predicate", "np.isfinite(v)"), "finitef": ("predicate", "np.isfinite(v)"),
+    "signbit": ("predicate", "np.signbit(v)"),
+    "pow": ("binary", "np.power(v, w)"), "fmod": ("binary", "np.fmod(v, w)"), "atan2": ("binary", "np.arctan2(v, w)"),
+    "copysign": ("binary", "np.copysign(v, w)"), "hypot": ("binary", "np.hypot(v, w)"),
+    "nextafter": ("binary", "np.nextafter(v, w)"), "fmax": ("binary", "np.fmax(v, w)"),
+    "fmin": ("binary", "np.fmin(v, w)"), "remainder": ("binary", "np.remainder(v, w)"),
+    "fma": ("fma", ""),  # Inductor of torch 2.8-2.10 writes libdevice.fma in softmax backward
+}
+
+_HEAD = '''
+def interpret_libdevice(libdevice):
     """Under TRITON_INTERPRET=1, replace libdevice functions with numpy versions the interpreter can run."""
-    import math
+    import math  # noqa: F401  (erf, lgamma)
 
     import numpy as np
     import triton.language as tl
@@ -33,7 +58,9 @@ def _interpret_libdevice(libdevice):
         if hasattr(x.type, "with_element_ty"):
             return x.type.with_element_ty(scalar)
         return tl.core.block_type(scalar, x.type.get_block_shapes())  # triton <= 3.3 has no with_element_ty
+'''
 
+_UNARY = '''
     def unary(np_fn, predicate=False):
         def call(x, *_, **__):
             data = np.asarray(np_fn(x.handle.data))
@@ -43,7 +70,9 @@ def _interpret_libdevice(libdevice):
             return tl.core.tensor(TensorHandle(data, dtype.scalar), retyped(x, dtype.scalar))
 
         return call
+'''
 
+_BINARY = '''
     def binary(np_fn):
         def call(x, y, *_, **__):
             a = x if isinstance(x, tl.core.tensor) else y
@@ -53,7 +82,9 @@ def _interpret_libdevice(libdevice):
             return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
 
         return call
+'''
 
+_FMA = '''
     def fma(x, y, z, *_, **__):
         # one rounding, as the hardware's: a float32 product is exact in float64, so only the sum rounds twice
         operands = [v for v in (x, y, z) if isinstance(v, tl.core.tensor)]
@@ -62,32 +93,37 @@ def _interpret_libdevice(libdevice):
         a = next((v for v in operands if v.handle.data.shape == data.shape), operands[0])
         data = data.astype(a.handle.data.dtype, copy=False)
         return tl.core.tensor(TensorHandle(data, a.dtype.scalar), a.type)
-
-    erf = np.vectorize(math.erf, otypes=[np.float64])
-    unary_fns = {
-        "abs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
-        "atan": np.arctan, "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh,
-        "erf": erf, "erfc": lambda v: 1.0 - erf(v), "exp": np.exp, "exp10": lambda v: np.power(10.0, v),
-        "exp2": np.exp2, "expm1": np.expm1, "fabs": np.abs, "floor": np.floor, "lgamma": np.vectorize(math.lgamma),
-        "log": np.log, "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "nearbyint": np.rint,
-        "rint": np.rint, "round": lambda v: np.trunc(v + np.copysign(0.5, v)), "rsqrt": lambda v: 1.0 / np.sqrt(v),
-        "sin": np.sin, "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
-        "llrint": np.rint, "signbit_float": np.signbit,
-    }
-    predicates = {"isinf": np.isinf, "isnan": np.isnan, "isfinited": np.isfinite, "finitef": np.isfinite,
-                  "signbit": np.signbit}
-    binary_fns = {"pow": np.power, "fmod": np.fmod, "atan2": np.arctan2, "copysign": np.copysign,
-                  "hypot": np.hypot, "nextafter": np.nextafter, "fmax": np.fmax, "fmin": np.fmin,
-                  "remainder": np.remainder}
-    for name, fn in unary_fns.items():
-        setattr(libdevice, name, unary(fn))
-    for name, fn in predicates.items():
-        setattr(libdevice, name, unary(fn, predicate=True))
-    for name, fn in binary_fns.items():
-        setattr(libdevice, name, binary(fn))
-    libdevice.fma = fma  # Inductor of torch 2.8-2.10 writes libdevice.fma in softmax backward
-    return libdevice
 '''
+
+
+def shim_source(names) -> str:
+    """`interpret_libdevice(libdevice)` with numpy versions of just these libdevice functions, as source. A name
+    harvest has no version of is left out: the interpreter then fails on it as it would without the shim."""
+    known = sorted(n for n in set(names) if n in NUMPY_VERSIONS)
+    kinds = {NUMPY_VERSIONS[n][0] for n in known}
+    parts = [_HEAD]
+    if kinds & {"unary", "predicate"}:
+        parts.append(_UNARY)
+    if "binary" in kinds:
+        parts.append(_BINARY)
+    if "fma" in kinds:
+        parts.append(_FMA)
+    lines = [""]
+    if any("erf(" in NUMPY_VERSIONS[n][1] for n in known):
+        lines.append("    erf = np.vectorize(math.erf, otypes=[np.float64])")
+    for name in known:
+        kind, expression = NUMPY_VERSIONS[name]
+        if kind == "fma":
+            lines.append("    libdevice.fma = fma")
+        elif kind == "binary":
+            lines.append(f"    libdevice.{name} = binary(lambda v, w: {expression})")
+        else:
+            lines.append(f"    libdevice.{name} = unary(lambda v: {expression}{', predicate=True' if kind == 'predicate' else ''})")
+    lines.append("    return libdevice")
+    return ("".join(parts) + "\n".join(lines)).strip() + "\n"
+
+
+SHIM_SOURCE = shim_source(NUMPY_VERSIONS)  # every function harvest has a version of: what the capture child installs
 
 
 def install() -> bool:
@@ -100,5 +136,5 @@ def install() -> bool:
 
     namespace: dict[str, object] = {}
     exec(compile(SHIM_SOURCE, "<harvest interpret shim>", "exec"), namespace)
-    namespace["_interpret_libdevice"](libdevice)  # type: ignore[operator]
+    namespace["interpret_libdevice"](libdevice)  # type: ignore[operator]
     return True

@@ -85,6 +85,7 @@ class ModulePlan:
     arguments: tuple[Argument, ...]  # in launch order
     arguments_origin: str
     storages: tuple[Storage, ...]
+    written_only: tuple[str, ...]  # tensor arguments the kernel only writes (made-up inputs leave them zeroed)
     # the oracles
     outputs: tuple[str, ...]  # what check() compares
     record_path: str | None  # the run's data for this launch, relative to the module
@@ -107,9 +108,13 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
     record_path = f"../raw/{ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
 
+    from harvest.module_arguments import launched_kernel  # (issue 19 part 3; hoist to the imports above)
+
+    kernel = launched_kernel(kernel, ctx.code.dropped_params)  # the sizes the body fixes are not launch() params
     planned = plan_arguments(kernel, ctx.launch, ctx.graph, recorded, rename, write_only)
     arguments = planned.arguments
     values = {a.inductor_param: a.value for a in arguments if not a.is_tensor and a.value is not None}
+    values |= {d.param: d.value for d in ctx.code.dropped_params}  # their values, for the grid and default config
     config, config_origin = build_config(ctx, rename, values)
     grid, grid_note = build_grid(kernel, rename, values, config, recorded.grid if recorded else None)
     code = kernel_code(ctx.code, [rename.get(p, p) for p in unspecialized_params(kernel)])
@@ -157,6 +162,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         arguments=arguments,
         arguments_origin=origin,
         storages=planned.storages,
+        written_only=tuple(rename.get(p, p) for p in write_only),
         outputs=tuple(rename.get(p, p) for p in outputs),
         record_path=record_path,
         record_device=record_device(capture) if record_path else None,

@@ -11,8 +11,10 @@ import functools
 import pprint
 from pathlib import Path
 
-from harvest.interpret_shim import SHIM_SOURCE
-from harvest.module_arguments import Argument, Storage
+import re
+import textwrap
+
+from harvest.interpret_shim import shim_source
 from harvest.module_plan import Grid, ModulePlan
 from harvest.resources import load_template
 
@@ -25,16 +27,40 @@ def timing_source() -> str:
     return text[text.index("# >>> timing") : text.index("# <<< timing") + len("# <<< timing")]
 
 
-def argument_line(arg: Argument) -> str:
-    """One entry of ARGUMENTS: `"x": View(storage, shape, stride, offset, dtype),` or `"n": value,`."""
-    if arg.is_tensor:
-        return f'"{arg.param}": View({arg.storage}, {arg.shape}, {arg.stride}, {arg.offset}, {arg.dtype}),'
-    return f'"{arg.param}": {arg.value!r},' + (f"  # {arg.note}" if arg.note else "")
+def argument_lines(plan: ModulePlan) -> list[str]:
+    """ARGUMENTS' entries: `"x": Tensor(shape, stride, dtype[, offset=, base=, zeros=, high=]),` or `"n": value,`.
+
+    `base` names the first argument on the same storage; `high` goes on the view made-up values are drawn as."""
+    first_view: dict[int, str] = {}
+    lines = []
+    for arg in plan.arguments:
+        if not arg.is_tensor:
+            lines.append(f'"{arg.param}": {arg.value!r},' + (f"  # {arg.note}" if arg.note else ""))
+            continue
+        storage = plan.storages[arg.storage]
+        extra = [f"offset={arg.offset}"] if arg.offset else []
+        if arg.storage in first_view:
+            extra.append(f'base="{first_view[arg.storage]}"')
+        else:
+            first_view[arg.storage] = arg.param
+        if arg.param in plan.written_only:
+            extra.append("zeros=True")
+        elif storage.high is not None and storage.views and arg.param == next(v for v in storage.views if v not in plan.written_only):
+            extra.append(f"high={storage.high}")
+        fields = [repr(tuple(arg.shape)), repr(tuple(arg.stride)), arg.dtype, *extra]
+        lines.append(f'"{arg.param}": Tensor({", ".join(fields)}),')
+    return lines
 
 
-def storage_line(storage: Storage) -> str:
-    """One entry of STORAGES, with the parameters that view it."""
-    return f"Storage({storage.lo}, {storage.hi}, {storage.fill}, {storage.high}),  # {', '.join(storage.views)}"
+def comment_lines(items: list[str], width: int = 116) -> list[str]:
+    """Items packed into comment lines of at most `width` characters (after the `#     ` they are written under)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += ", " + item
+        else:
+            lines.append(item)
+    return lines
 
 
 def grid_text(grid: Grid) -> str:
@@ -48,24 +74,21 @@ def grid_text(grid: Grid) -> str:
 def render(plan: ModulePlan) -> str:
     """The module's source, compiled once to prove it is valid Python."""
     params = ", ".join(a.param for a in plan.arguments)
+    names = [f"{new} <- {old}" + (f" [{node}]" if node else "") for new, old, node in plan.renamed]
     source = load_template("kernel.py.j2").render(
         title=f"{plan.kernel_name}: {plan.kind} kernel" + (f" fusing {', '.join(plan.aten_ops)}" if plan.aten_ops else ""),
         target=plan.target,
         graph_name=plan.graph_name,
         inductor_name=plan.inductor_name,
-        kind=plan.kind,
-        aten_ops=", ".join(plan.aten_ops),
         source_lines=list(plan.source_lines),
         torch_version=plan.torch_version,
         triton_version=plan.triton_version,
         device=plan.device,
         command=plan.command,
         module_path=plan.module_path,
-        names=[f"{new} <- {old}" + (f"  [{node}]" if node else "") for new, old, node in plan.renamed],
-        notes=list(plan.notes),
+        names=comment_lines(names),
+        notes=[line for note in plan.notes for line in textwrap.wrap(note, 110, subsequent_indent="  ")],
         extra_imports=list(plan.imports),
-        shim=SHIM_SOURCE.strip() if plan.needs_shim else "",
-        timing=timing_source(),
         kernel_code=plan.kernel_code,
         config_origin=plan.config_origin,
         config=pprint.pformat(dict(plan.config), sort_dicts=False, width=100),
@@ -73,8 +96,7 @@ def render(plan: ModulePlan) -> str:
         kernel_name=plan.kernel_name,
         grid=grid_text(plan.grid),
         kernel_args=params,
-        input_lines=[argument_line(a) for a in plan.arguments],
-        storage_lines=[storage_line(s) for s in plan.storages],
+        input_lines=argument_lines(plan),
         outputs=repr(list(plan.outputs)),
         record_path=repr(plan.record_path),
         record_device=repr(plan.record_device),
@@ -82,9 +104,37 @@ def render(plan: ModulePlan) -> str:
         exact_possible=repr(plan.exact_possible),
         arguments_origin=plan.arguments_origin,
         reference_code=plan.reference_code,
-        reference_params=repr(list(plan.reference_params)),
         unchecked=pprint.pformat(dict(plan.unchecked), sort_dicts=True, width=100),
-        split_outputs=plan.split_outputs,
     )
     compile(source, plan.module_path, "exec")
+    return source
+
+
+# libdevice functions Inductor's triton_helpers call themselves (exp for its exp helper, isinf/isnan in frexp)
+HELPERS_LIBDEVICE = frozenset({"exp", "isinf", "isnan"})
+HARNESS_PATH = "harness.py"
+
+
+def kernel_region(module_source: str) -> str:
+    """The text between a module's `# >>> kernel` and `# <<< kernel` lines."""
+    start = module_source.index("# >>> kernel")
+    return module_source[module_source.index("\n", start) + 1 : module_source.index("# <<< kernel")]
+
+
+def libdevice_calls(module_sources) -> set[str]:
+    """The libdevice functions the kernels of these modules call (directly, or through Inductor's triton_helpers)."""
+    called: set[str] = set()
+    for source in module_sources:
+        region = kernel_region(source)
+        called.update(re.findall(r"\blibdevice\.(\w+)\(", region))
+        if "triton_helpers." in region:
+            called.update(HELPERS_LIBDEVICE)
+    return called
+
+
+def harness_source(module_sources) -> str:
+    """harness.py for an extraction of these modules: its interpreter shim holds what their kernels call."""
+    called = libdevice_calls(module_sources)
+    source = load_template("harness.py.j2").render(timing=timing_source(), shim=shim_source(called).strip() if called else "")
+    compile(source, HARNESS_PATH, "exec")
     return source

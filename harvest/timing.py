@@ -146,20 +146,18 @@ def _view_bytes(shape, stride, dtype):
     return min(elements, span) * torch.empty(0, dtype=dtype).element_size()
 
 
-def bytes_moved(arguments, storages, outputs):
+def bytes_moved(tensors, storage_of, storages, outputs):
     """Bytes the launch must move at least: every tensor view it reads, once, plus every view it writes.
 
-    arguments: name -> View(storage, shape, stride, offset, dtype) or a scalar; storages: Storage(lo, hi, fill, high),
-    fill None when the kernel only writes that storage; outputs: the names it writes. A view read and written counts
-    twice; identical views count once. A kernel that reads its input twice (a looped reduction's two passes) moves
-    more than this, so its GB/s is a lower bound of what the memory system did.
+    tensors: name -> a view with shape, stride, offset and dtype; storage_of: name -> the index of the storage it
+    views; storages: each with `fill`, None when the kernel only writes that storage; outputs: the names it writes.
+    A view read and written counts twice; identical views count once. A kernel that reads its input twice (a looped
+    reduction's two passes) moves more than this, so its GB/s is a lower bound of what the memory system did.
     """
     reads, writes = set(), set()
-    for name, arg in arguments.items():
-        if not hasattr(arg, "storage"):  # a scalar
-            continue
-        view = (arg.storage, tuple(arg.shape), tuple(arg.stride), arg.offset, arg.dtype)
-        if storages[arg.storage].fill is not None:
+    for name, arg in tensors.items():
+        view = (storage_of[name], tuple(arg.shape), tuple(arg.stride), arg.offset, arg.dtype)
+        if storages[storage_of[name]].fill is not None:
             reads.add(view)
         if name in outputs:
             writes.add(view)
