@@ -11,6 +11,7 @@ class HarvestError(Exception):
     """Base of every error harvest reports to a user."""
 
     exit_code = 1
+    meaning = ""  # said after the name in --help's exit codes, where the name alone does not say it
 
 
 class UsageError(HarvestError):
@@ -56,9 +57,12 @@ class GateError(HarvestError):
 
 
 class NoDeviceError(HarvestError):
-    """Timing asked for on a machine where torch sees no CUDA device (`harvest bench`); --check still works there."""
+    """Needs a GPU, and torch sees no CUDA device: `harvest bench`'s timing, `--ncu run`. The generated modules exit
+    with the same code when they need one: a kernel module's --bench, a twin module. A kernel module's --check runs
+    on the CPU (TRITON_INTERPRET=1)."""
 
     exit_code = 9
+    meaning = "needs a GPU"
 
 
 class ToolchainError(HarvestError):
@@ -74,3 +78,9 @@ class Interrupted(HarvestError):
 
 
 EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in HarvestError.__subclasses__()}
+
+
+def exit_codes_text() -> str:
+    """The codes as --help lists them: "2 UsageError, ..., 9 NoDeviceError (needs a GPU), ..."."""
+    return ", ".join(f"{cls.exit_code} {cls.__name__.rstrip('_')}" + (f" ({cls.meaning})" if cls.meaning else "")
+                     for cls in HarvestError.__subclasses__())

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CUDA_FIXTURES, ROOT, harvest
+from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest
 
+from harvest.errors import NoDeviceError
 from harvest.twin import NoTwin, read_module, translate
 
 SHOWCASE = ROOT / "extracted" / "h200"
@@ -104,7 +105,7 @@ def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
     assert "CUDA twins" in (out / "report.md").read_text()
     # without a GPU the twin module says so in one line
     run = subprocess.run([sys.executable, str(module)], capture_output=True, text=True, cwd=out)
-    assert run.returncode != 0 and "needs a GPU" in run.stderr
+    assert run.returncode == NoDeviceError.exit_code and "needs a GPU" in run.stderr
     # a hand-edited twin is kept
     cu.write_text(cu.read_text() + "// tuned by hand\n")
     again = harvest("twin", str(out), "--no-compile", cwd=ROOT)
@@ -115,6 +116,24 @@ def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
     harvest("twin", str(out / "g0_forward" / "layer_norm_fwd_kernel.py"), "--no-compile", cwd=ROOT)
     assert (out / "g0_forward" / "twin" / "layer_norm_fwd_kernel.cu").read_bytes() == first
     assert cu.read_text().endswith("// tuned by hand\n")  # another kernel's twin untouched
+
+
+def test_a_twin_module_without_a_gpu_exits_9_as_harvest_documents_it(tmp_path):
+    """Its --check exited 1 without a GPU while a kernel module's --bench exited 9: one code says "needs a GPU"."""
+    import torch
+
+    assert not torch.cuda.is_available(), "this test is about a machine without a GPU"
+    out = tmp_path / "square_square"
+    assert harvest("extract", str(EXAMPLES / "square_square.py"), "-o", str(out), "-q", cwd=tmp_path).returncode == 0
+    assert harvest("twin", str(out), "--no-compile", cwd=tmp_path).returncode == 0
+    [module] = out.glob("g0_inference/twin/*_twin.py")
+    for flags in (["--check"], ["--bench"], []):
+        run = subprocess.run([sys.executable, str(module), *flags], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert run.returncode == NoDeviceError.exit_code == 9, (flags, run.stdout, run.stderr)
+        assert run.stdout == "" and run.stderr.startswith("the CUDA twin needs a GPU to run (torch sees no CUDA device)")
+        assert run.stderr.count("\n") == 1, run.stderr
+    documented = harvest("--help", cwd=tmp_path).stdout
+    assert "9 NoDeviceError (needs a GPU)" in documented.splitlines()[-1]
 
 
 def test_twin_of_a_path_outside_an_extraction_is_a_usage_error(tmp_path):
