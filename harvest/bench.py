@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harvest.bench_output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
-from harvest.errors import NoDeviceError, UsageError
+from harvest.errors import NoDeviceError, ParseError, UsageError
 from harvest.report import read_manifest
 
 PROGRESS = "[harvest] "
@@ -98,16 +98,14 @@ def require_cuda() -> None:
 
 
 def kernel_function_name(module_source: str, fallback: str) -> str:
-    """The @triton.jit function's name in a module (what the GPU, the profiler and ncu call the kernel)."""
-    import ast
-
-    from harvest.sweep import _jit_def
+    """The @triton.jit function's name in a module (what the GPU, the profiler and ncu call the kernel); `fallback`
+    when the module is not one harvest can read."""
+    from harvest.module_file import ModuleFileError, read_module_file
 
     try:
-        found = _jit_def(ast.parse(module_source))
-    except SyntaxError:
+        return read_module_file(module_source, fallback).name
+    except ModuleFileError:
         return fallback
-    return found.name if found is not None else fallback
 
 
 # -- ncu -----------------------------------------------------------------------------------------------------------------
@@ -218,6 +216,7 @@ def graph_permission(manifest: dict, graph: dict, extraction: Path, run_artifact
 def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: bool, run_artifact: bool, check_only: bool,
               out_dir: Path, graph_iterations: int = 20, sweep_rep_ms: float = 30.0) -> tuple[dict, dict[str, str]]:
     """The child's plan (JSON-ready), and per kernel id the reason it is not benched (not standalone, ...)."""
+    from harvest.module_file import ModuleFileError, read_module_file
     from harvest.parse import parse_output_code
     from harvest.sweep import SweepError, sweep_configs, sweep_space
 
@@ -252,11 +251,12 @@ def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: boo
         if sweep:
             try:
                 parsed = parse_output_code((extraction / graph["raw"]).read_text(encoding="utf-8"), name=graph["name"])
-                space = sweep_space(parsed.kernel(kernel["name"]), (extraction / kernel["module"]).read_text(encoding="utf-8"))
+                module = read_module_file((extraction / kernel["module"]).read_text(encoding="utf-8"), kernel["module"])
+                space = sweep_space(parsed.kernel(kernel["name"]), module)
                 job["sweep"] = sweep_configs(space, sweep_max)
                 job["sweep_blocks"] = [b.name for b in space.blocks]
                 job["sweep_notes"] = list(space.notes)
-            except SweepError as exc:
+            except (SweepError, ModuleFileError) as exc:
                 job["sweep_notes"] = [f"not swept: {exc}"]
         if check_only and not job["sweep"]:
             skipped[str(index)] = "; ".join(job.get("sweep_notes", [])) or "nothing to check"
@@ -352,7 +352,8 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
           run_artifact: bool = False, check_only: bool = False, out_dir: str | Path | None = None,
           on_progress: Progress = lambda message: None) -> BenchResult:
     """Bench the kernels PATH selects; write bench.csv/json (and sweeps, profile) under out_dir; return the rows."""
-    from harvest.sweep import module_config, plot_sweep
+    from harvest.module_file import read_module_file
+    from harvest.sweep import plot_sweep
 
     if check_only and not sweep:
         raise UsageError("--check-only checks each --sweep config against the record on the CPU; add --sweep")
@@ -378,8 +379,8 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
         config = ""
         if kernel["module"]:
             try:
-                config = json.dumps(module_config((selection.extraction / kernel["module"]).read_text(encoding="utf-8")))
-            except Exception:
+                config = json.dumps(dict(read_module_file((selection.extraction / kernel["module"]).read_text(encoding="utf-8"), kernel["module"]).config))
+            except (OSError, UnicodeDecodeError, ParseError):
                 config = "unreadable CONFIG"
         graph_result = dict(results["graphs"].get(graph["name"], {}))
         if graph_plans[graph["name"]]["why_not"]:

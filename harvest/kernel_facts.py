@@ -9,7 +9,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from harvest.syntax import dotted, kernel_ast
+from harvest.syntax import dotted, is_constexpr_annotation, is_jit_def, kernel_ast
 
 # Calls that reduce (or scan) along an axis. `triton_helpers.maximum` / `minimum` are elementwise and not listed.
 REDUCTION_CALLS = frozenset(
@@ -89,7 +89,7 @@ class FunctionFacts:
 
     name: str
     parameters: tuple[Parameter, ...]  # the positional parameters, in order
-    jit: bool  # decorated `triton.jit` or `triton.jit(...)` (any `.jit`)
+    jit: bool  # decorated `triton.jit` or `triton.jit(...)` (syntax.is_jit_def)
     calls: tuple[Call, ...]  # every call of a dotted name, in order
     accesses: tuple[MemoryAccess, ...]  # in order
     assignments: tuple[Assignment, ...]  # `name = value` and `name: T = value`, in order
@@ -130,10 +130,6 @@ class KernelFacts:
     def named(self, name: str) -> FunctionFacts | None:
         """The def called `name` (None when there is none)."""
         return next((f for f in self.functions if f.name == name), None)
-
-    def jit_function(self) -> FunctionFacts | None:
-        """The first @triton.jit def."""
-        return next((f for f in self.functions if f.jit), None)
 
     @property
     def everywhere(self) -> tuple[FunctionFacts, ...]:
@@ -199,14 +195,6 @@ def _mask_position(call: str) -> int | None:
     return None if call == "tl.atomic_cas" else 2
 
 
-def _is_jit(function: ast.FunctionDef) -> bool:
-    for decorator in function.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if isinstance(target, ast.Attribute) and target.attr == "jit":
-            return True
-    return False
-
-
 class _Gatherer(ast.NodeVisitor):
     def __init__(self) -> None:
         self.outside = _Bucket()
@@ -228,9 +216,9 @@ class _Gatherer(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         parameters = tuple(
-            Parameter(a.arg, a.annotation is not None and "constexpr" in ast.unparse(a.annotation)) for a in node.args.args
+            Parameter(a.arg, is_constexpr_annotation(a.annotation)) for a in node.args.args
         )
-        self.functions.append(self.bucket.facts(node.name, parameters, _is_jit(node)))
+        self.functions.append(self.bucket.facts(node.name, parameters, is_jit_def(node)))
         self.bucket, self.depth = self.outside, 0
 
     def visit_Assign(self, node: ast.Assign) -> None:

@@ -1,8 +1,9 @@
 """`harvest bench --sweep`: which configs of an extracted kernel to try, and the plot of what they took.
 
-Pure config generation: `sweep_space(kernel, module_source)` reads the facts (the kernel's block-size parameters as
-the module names them, the axis each one tiles, Inductor's size hints and limits, the module's CONFIG) from the
-parsed Inductor kernel and the module's text — never by importing the module — and `sweep_configs(space)` lists
+Pure config generation: `sweep_space(kernel, module)` reads the facts (the kernel's block-size parameters as the
+module names them, the axis each one tiles, Inductor's size hints and limits, the module's CONFIG) from the parsed
+Inductor kernel and the module as harvest.module_file reads it — never by importing the module — and
+`sweep_configs(space)` lists
 the configs: powers of two for every block size the module's launch() takes, within what Inductor itself would
 allow for this kernel, times num_warps {1, 2, 4, 8, 16}, times num_stages {1, 2, 3, 4} for a looped reduction
 (the only kind with a loop for Triton to pipeline). A persistent reduction keeps its whole row in one block: its
@@ -11,7 +12,6 @@ reduction block size is fixed inside the kernel body (>= the row length) and is 
 
 from __future__ import annotations
 
-import ast
 import itertools
 import math
 import re
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from harvest.errors import HarvestError
 from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
+from harvest.module_file import ModuleFile
 
 # Inductor's largest block per axis (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_/R1_ without
 # multi-kernel's x16): a sweep never goes past what Inductor would generate itself.
@@ -36,7 +37,7 @@ DEFAULT_LIMIT = 64
 
 
 class SweepError(HarvestError):
-    """A kernel module whose config cannot be swept (no block sizes, or a CONFIG harvest cannot read)."""
+    """A kernel module whose config cannot be swept (no block sizes in it)."""
 
     exit_code = 2
 
@@ -72,42 +73,16 @@ def axis_of(inductor_block: str) -> str | None:
     return "r0_" if inductor_block == "RBLOCK" else None
 
 
-def _jit_def(tree: ast.Module) -> ast.FunctionDef | None:
-    """The module's @triton.jit kernel def (decorated `triton.jit` or `triton.jit(...)`)."""
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            for decorator in node.decorator_list:
-                target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                if isinstance(target, ast.Attribute) and target.attr == "jit":
-                    return node
-    return None
-
-
-def module_config(module_source: str) -> dict:
-    """The module's `CONFIG = {...}` literal."""
-    tree = ast.parse(module_source)
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "CONFIG" for t in node.targets):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError as exc:
-                raise SweepError(f"CONFIG is not a plain dict literal ({exc}); harvest bench --sweep reads it as written") from exc
-            if isinstance(value, dict):
-                return value
-    raise SweepError("the module has no CONFIG = {...}: nothing to sweep")
-
-
-def block_names(kernel: Kernel, module_source: str) -> dict[str, str]:
-    """Inductor block-size parameter -> the module's name for it. Renaming keeps the def's parameter order, so the
-    two defs' parameters pair up by position."""
-    ours = _jit_def(ast.parse(module_source))
-    theirs = kernel_facts(kernel.source).jit_function()
-    if ours is None or theirs is None:
-        raise SweepError("no @triton.jit kernel def found in the module or in Inductor's source")
-    our_params = [a.arg for a in ours.args.args]
-    pairs = dict(zip(theirs.params, our_params))
-    if len(our_params) != len(theirs.params):
-        pairs = {p: p for p in pairs if p in our_params}  # edited signature: same names only
+def block_names(kernel: Kernel, module: ModuleFile) -> dict[str, str]:
+    """Inductor block-size parameter -> the module's name for it. Renaming keeps the order of the def's parameters
+    (it may drop a size, never a constexpr), so the two defs' constexpr parameters pair up by position."""
+    theirs = kernel_facts(kernel.source).function(kernel.name)  # the def of that name, else the last (helpers precede it)
+    if theirs is None:
+        raise SweepError(f"no def in Inductor's source of {kernel.name}")
+    if len(module.constexprs) == len(theirs.constexprs):
+        pairs = dict(zip(theirs.constexprs, module.constexprs))
+    else:  # an edited signature: the same names only
+        pairs = {p: p for p in theirs.constexprs if p in module.constexprs}
     return {inductor: mine for inductor, mine in pairs.items() if axis_of(inductor) is not None}
 
 
@@ -125,10 +100,10 @@ def _hint(kernel: Kernel, axis: str) -> int | None:
     return int(hint) if hint else None
 
 
-def sweep_space(kernel: Kernel, module_source: str) -> SweepSpace:
+def sweep_space(kernel: Kernel, module: ModuleFile) -> SweepSpace:
     """What can be swept for this kernel: block sizes the module's CONFIG sets, warps, stages; with their limits."""
-    config = module_config(module_source)
-    names = block_names(kernel, module_source)
+    config = dict(module.config)
+    names = block_names(kernel, module)
     persistent = kernel.kind == "persistent_reduction" or kernel.heuristic == "persistent_reduction"
     notes = []
     blocks = []

@@ -8,6 +8,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -30,6 +31,41 @@ def dotted_cst(node: cst.BaseExpression) -> str:
         inner = dotted_cst(node.value)
         return f"{inner}.{node.attr.value}" if inner else ""
     return ""
+
+
+# How a Triton kernel says what it is: `@triton.jit` (or `@jit` after `from triton import jit`), bare or called with
+# options, and `tl.constexpr` on a parameter (or `triton.language.constexpr`, bare `constexpr`, or the string).
+JIT_DECORATORS = frozenset({"triton.jit", "jit"})
+CONSTEXPR_ANNOTATIONS = frozenset({"tl.constexpr", "triton.language.constexpr", "constexpr"})
+
+
+def is_jit_decorator(node: ast.expr) -> bool:
+    """`@triton.jit` or `@triton.jit(...)`."""
+    return dotted(node.func if isinstance(node, ast.Call) else node) in JIT_DECORATORS
+
+
+def is_jit_def(node: ast.AST) -> TypeGuard[ast.FunctionDef]:
+    """A def decorated `@triton.jit` or `@triton.jit(...)` (among other decorators or not)."""
+    return isinstance(node, ast.FunctionDef) and any(is_jit_decorator(d) for d in node.decorator_list)
+
+
+def is_constexpr_annotation(node: ast.expr | None) -> bool:
+    """A parameter's annotation that makes it a compile-time constant: `tl.constexpr` (and its other spellings)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in CONSTEXPR_ANNOTATIONS
+    return node is not None and dotted(node) in CONSTEXPR_ANNOTATIONS
+
+
+def is_jit_decorator_cst(node: cst.BaseExpression) -> bool:
+    """is_jit_decorator for a libcst decorator expression."""
+    return dotted_cst(node.func if isinstance(node, cst.Call) else node) in JIT_DECORATORS
+
+
+def is_constexpr_annotation_cst(node: cst.BaseExpression | None) -> bool:
+    """is_constexpr_annotation for a libcst annotation expression (the `.annotation` of a cst.Annotation)."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value in CONSTEXPR_ANNOTATIONS
+    return node is not None and dotted_cst(node) in CONSTEXPR_ANNOTATIONS
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
         outcome = TwinOutcome(module, kernel.get("display_name") or kernel["name"], kernel.get("kind", "?"), "ok")
         try:
             text = (out_dir / module).read_text(encoding="utf-8")
-            source = translate(read_module(text))
+            source = translate(read_module(text, module))
         except (NoTwin, OSError) as exc:
             outcome.status, outcome.reason = "no twin", str(exc)
         else:

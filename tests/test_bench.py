@@ -21,6 +21,7 @@ from rich.console import Console
 
 from harvest.bench import BenchResult, BenchRow, SweepRow, graph_permission, make_plan, ncu_command, run_twin, select
 from harvest.bench_output import build_row, print_result, write_csv
+from harvest.module_file import read_module_file
 from harvest.parse import parse_output_code
 from harvest.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_sweep, sweep_configs, sweep_space
 from harvest.timing import bytes_moved
@@ -43,7 +44,7 @@ def _space(extraction: Path, module: str):
     manifest = json.loads((extraction / "manifest.json").read_text())
     graph, kernel = next((g, k) for g in manifest["graphs"] for k in g["kernels"] if k["module"] == module)
     parsed = parse_output_code((extraction / graph["raw"]).read_text(), name=graph["name"])
-    return sweep_space(parsed.kernel(kernel["name"]), (extraction / module).read_text())
+    return sweep_space(parsed.kernel(kernel["name"]), read_module_file((extraction / module).read_text(), module))
 
 
 # -- no GPU ------------------------------------------------------------------------------------------------------------
@@ -179,9 +180,7 @@ def test_sweep_plan_for_a_cpu_extraction(small_model):
 
 
 def _module_config(path: Path) -> dict:
-    from harvest.sweep import module_config
-
-    return module_config(path.read_text())
+    return dict(read_module_file(path.read_text(), path.name).config)
 
 
 # -- the sweep's correctness gate, on the CPU -------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from harvest.model import (
 )
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.parse.patterns import (
-    CONSTEXPR,
     FX_NODE_RE,
     HEURISTIC,
     KIND_BY_HEURISTIC,
@@ -29,7 +28,7 @@ from harvest.parse.patterns import (
     TENSOR_TYPE_RE,
 )
 from harvest.parse.values import _kwargs, _plain, _positional, _split_list, parse_tensor_meta
-from harvest.syntax import kernel_trees
+from harvest.syntax import is_constexpr_annotation_cst, kernel_trees
 
 
 def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tuple[Kernel, tuple[str, ...]]:
@@ -57,7 +56,7 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
     if fn is None:
         return replace(base, standalone_reason="could not find the @triton.jit function in the kernel source"), ()
     params = [p.name.value for p in fn.params.params]
-    constexpr = {p.name.value for p in fn.params.params if p.annotation and m.matches(p.annotation, CONSTEXPR)}
+    constexpr = {p.name.value for p in fn.params.params if p.annotation and is_constexpr_annotation_cst(p.annotation.annotation)}
     decorator = next((d.decorator for d in fn.decorators if m.matches(d.decorator, HEURISTIC)), None)
     if decorator is None:
         runtime = tuple(p for p in params if p not in constexpr)

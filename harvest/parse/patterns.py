@@ -38,9 +38,6 @@ PARTITION_CALL = m.Call(
 )
 PARTITION_ARGS = m.Assign(targets=[m.AssignTarget(m.Name(value=m.MatchRegex(r"partition\d+_args")))])
 HEURISTIC = m.Call(func=m.Attribute(value=m.Name("triton_heuristics")))
-CONSTEXPR = m.Annotation(
-    m.Attribute(value=m.Name("tl"), attr=m.Name("constexpr")) | m.Name("constexpr") | m.SimpleString('"tl.constexpr"')
-)
 KEYWORD_RECORD = m.Name("DeviceProperties") | m.Name("AttrsDescriptor") | m.Name("instance_descriptor")
 # How Inductor's wrapper defines kernels, by backend: any other `name = async_compile.<x>(` is a format harvest does not know.
 KNOWN_COMPILERS = {"triton", "cpp", "cpp_pybinding", "cuda", "rocm", "halide", "mps"}

@@ -9,9 +9,9 @@
     run = ptx_command(Path("extracted/square_square"), "sm_90")   # `harvest ptx`: all of it, files and report
 
 Safety: the kernel module is data. Its `def` is executed (that is how Triton gets a JITFunction) only after the text
-between the kernel markers is checked to be exactly one function whose decorator is `triton.jit` (optionally with a
-literal `do_not_specialize` list), whose parameters have no defaults and no annotation but `tl.constexpr`: running
-such a `def` evaluates nothing but `triton.jit` and `tl.constexpr`. The body is only compiled, but Triton's front end
+between the kernel markers is checked to be only functions whose decorator is `triton.jit` (the kernel's optionally
+with a literal `do_not_specialize` list), whose parameters have no defaults and no annotation but `tl.constexpr`:
+running such `def`s evaluates nothing but `triton.jit` and `tl.constexpr`. The body is only compiled, but Triton's front end
 calls Python functions it reaches at compile time, so the body is held to Triton's own vocabulary too: its names are
 its parameters, its own variables, `tl`, `libdevice`, `triton_helpers`, `tl_math` and a few builtins; no attribute
 starts with `_`; and every dotted name off a module is resolved, before the def runs, to a Triton function, dtype or
@@ -25,9 +25,7 @@ from harvest.ptx.module import (
     Arch,
     CompileArgs,
     KernelModule,
-    Pointer,
     compile_args,
-    kernel_region,
     parse_arch,
     read_kernel_module,
 )
@@ -36,8 +34,8 @@ from harvest.ptx.text import diff_counts, instruction_kinds, instruction_mix, no
 from harvest.ptx.toolchain import compile_triton_ptx, compile_twin_ptx, find_nvcc, toolchain_versions
 
 __all__ = [
-    "Arch", "CompileArgs", "CompiledSide", "KernelModule", "KernelPtx", "Pointer", "PtxRun", "compile_args",
+    "Arch", "CompileArgs", "CompiledSide", "KernelModule", "KernelPtx", "PtxRun", "compile_args",
     "compile_triton_ptx", "compile_twin_ptx", "diff_counts", "find_nvcc", "instruction_kinds", "instruction_mix",
-    "kernel_region", "normalize_ptx", "parse_arch", "parse_ptxas_log", "ptx_command", "read_kernel_module",
+    "normalize_ptx", "parse_arch", "parse_ptxas_log", "ptx_command", "read_kernel_module",
     "render_tables", "resolve_targets", "toolchain_versions",
 ]  # fmt: skip

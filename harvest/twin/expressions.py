@@ -8,7 +8,7 @@ import ast
 from harvest.syntax import dotted
 from harvest.twin.body import Axes
 from harvest.twin.cpp import Emitter, Value, Var, literal, promote
-from harvest.twin.facts import FLOATS, HALVES, TL_DTYPES, NoTwin, _pointer_of
+from harvest.twin.facts import FLOATS, HALVES, TWIN_DTYPE_OF_TL, NoTwin, pointer_of
 
 # Math functions: Triton name -> CUDA function for fp32 (fp64 uses the name without the f suffix).
 # libdevice.* are libdevice's accurate functions, like CUDA's; tl.* / tl.math.* exp, log, sin, cos are Triton's
@@ -202,8 +202,8 @@ class Expressions:
         text = dotted(node)
         if text.startswith(("tl.", "triton.language.")):
             key = text.split(".")[-1]
-            if key in TL_DTYPES:
-                return TL_DTYPES[key]
+            if key in TWIN_DTYPE_OF_TL:
+                return TWIN_DTYPE_OF_TL[key]
         if isinstance(node, ast.Attribute) and node.attr == "dtype":
             return self(node.value).dtype  # `tl.full(x.shape, 0.0, x.dtype)`
         raise NoTwin(f"dtype {ast.unparse(node)!r}")
@@ -272,7 +272,7 @@ class Expressions:
         mask = node.args[1] if len(node.args) > 1 else kwargs.get("mask")
         other = node.args[2] if len(node.args) > 2 else kwargs.get("other")
         pointer, offset = self.address(pointer_node)
-        dtype = self.out.facts.arg_dtypes[_pointer_of(pointer_node)]
+        dtype = self.out.facts.arg_dtypes[pointer_of(pointer_node)]
         vector = self.special.get(f"hv_vector_load:{ast.unparse(node)}")
         if vector is not None:
             return vector
@@ -383,7 +383,7 @@ class Statements:
             self.store(node)
         elif name in ("tl.atomic_add", "tl.atomic_max", "tl.atomic_min"):
             pointer, offset = self.x.address(node.args[0])
-            dtype = self.out.facts.arg_dtypes[_pointer_of(node.args[0])]
+            dtype = self.out.facts.arg_dtypes[pointer_of(node.args[0])]
             value = self.x(node.args[1])
             mask = node.args[2] if len(node.args) > 2 else kwargs.get("mask")
             function = {"tl.atomic_add": "atomicAdd", "tl.atomic_max": "atomicMax", "tl.atomic_min": "atomicMin"}[name]
@@ -405,7 +405,7 @@ class Statements:
     def store(self, node: ast.Call) -> None:
         kwargs = {k.arg: k.value for k in node.keywords}
         pointer, offset = self.x.address(node.args[0])
-        dtype = self.out.facts.arg_dtypes[_pointer_of(node.args[0])]
+        dtype = self.out.facts.arg_dtypes[pointer_of(node.args[0])]
         mask = node.args[2] if len(node.args) > 2 else kwargs.get("mask")
         vector = self.x.special.get(f"hv_vector_store:{ast.unparse(node)}")
         value = self.x(node.args[1])

@@ -1,35 +1,32 @@
-"""What the twin reads from an extracted kernel module: the kernel, its launch grid and argument dtypes (ast only,
-never imported), and the dtype tables of Triton, torch and C++."""
+"""What the twin reads from an extracted kernel module (through harvest.module_file: the kernel, its launch grid and
+argument dtypes, never imported), and the twin's C++ types of Triton's dtypes."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
-from harvest.syntax import dotted
+from harvest.dtypes import TL_DTYPES, TRITON_POINTEE
+from harvest.module_file import ModuleFileError, TensorArg, read_module_file
+from harvest.syntax import dotted, is_constexpr_annotation
 
 
 class NoTwin(Exception):
     """This kernel is outside what the CUDA twin translates; the message says why."""
 
 
-# Triton dtype -> (C++ type, bytes). "int"/"float" are untyped Python literals.
+# The twin's dtypes are Triton's names (harvest.dtypes.POINTER_DTYPES) -> (C++ type, bytes). "int"/"float" are
+# untyped Python literals. Triton's fp8 types have no C++ type here: a kernel that uses them gets no twin.
 CTYPES = {
     "i1": ("bool", 1), "i8": ("int8_t", 1), "i16": ("int16_t", 2), "i32": ("int32_t", 4), "i64": ("int64_t", 8),
     "u8": ("uint8_t", 1), "u16": ("uint16_t", 2), "u32": ("uint32_t", 4), "u64": ("uint64_t", 8),
     "fp16": ("__half", 2), "bf16": ("__nv_bfloat16", 2), "fp32": ("float", 4), "fp64": ("double", 8),
-}
+}  # fmt: skip
 
-
-TL_DTYPES = {
-    "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
-    "uint32": "u32", "uint64": "u64", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-}
-
-
-TORCH_DTYPES = {"bool": "i1", "int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "int64": "i64",
-                "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-                "float64": "fp64", "double": "fp64", "uint32": "u32", "uint16": "u16", "uint64": "u64"}
+# torch name ("float32") -> the twin's dtype ("fp32"), for the dtypes the twin has a C++ type for
+TWIN_DTYPE_OF_TORCH = {torch: triton for torch, triton in TRITON_POINTEE.items() if triton in CTYPES}
+# `tl.` name ("float32", "int1") -> the twin's dtype
+TWIN_DTYPE_OF_TL = {tl: TWIN_DTYPE_OF_TORCH[torch] for tl, torch in TL_DTYPES.items() if torch in TWIN_DTYPE_OF_TORCH}
 
 
 FLOATS = ("fp16", "bf16", "fp32", "fp64")
@@ -63,22 +60,22 @@ class TwinSource:
     notes: tuple[str, ...]
 
 
-def read_module(text: str) -> ModuleFacts:
+def read_module(text: str, label: str = "the module") -> ModuleFacts:
     """The kernel and its launch facts from an extracted module's text."""
     try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise NoTwin(f"the module does not parse (line {exc.lineno}: {exc.msg})") from exc
-    kernel = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and any(_is_jit(d) for d in n.decorator_list)), None)
-    if kernel is None:
-        raise NoTwin("no @triton.jit kernel in the module")
-    config = _literal_assign(tree, "CONFIG") or {}
-    constexprs = {k: v for k, v in config.items() if isinstance(v, int) and k not in ("num_warps", "num_stages")}
-    declared_constexpr = {a.arg for a in kernel.args.args if _is_constexpr(a.annotation)}
-    params = tuple(a.arg for a in kernel.args.args if a.arg not in declared_constexpr)
+        module = read_module_file(text, label)
+    except ModuleFileError as exc:
+        raise NoTwin(f"the module is not one harvest can read ({exc.detail})") from exc
+    kernel = module.kernel
+    helpers = {h.name for h in module.helpers}
+    called = sorted({n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and n.id in helpers})
+    if called:
+        raise NoTwin(f"the kernel calls the @triton.jit helper(s) {', '.join(called)}, which the twin does not translate")
+    constexprs = {k: v for k, v in module.constexpr_config.items() if isinstance(v, int)}
+    params = module.runtime_params
     body = []
     for stmt in kernel.body:
-        if isinstance(stmt, ast.AnnAssign) and _is_constexpr(stmt.annotation) and isinstance(stmt.target, ast.Name):
+        if isinstance(stmt, ast.AnnAssign) and is_constexpr_annotation(stmt.annotation) and isinstance(stmt.target, ast.Name):
             try:
                 constexprs[stmt.target.id] = ast.literal_eval(stmt.value)
             except ValueError as exc:
@@ -87,78 +84,35 @@ def read_module(text: str) -> ModuleFacts:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):  # a docstring
             continue
         body.append(stmt)
-    missing = declared_constexpr - set(constexprs)
+    missing = set(module.constexprs) - set(constexprs)
     if missing:
         raise NoTwin(f"no value for constexpr {', '.join(sorted(missing))} in CONFIG")
-    arg_dtypes, pointers = _argument_dtypes(tree, params)
-    grid = _grid(tree)
+    arg_dtypes = {name: _twin_dtype(name, value) for name, value in module.arguments.items()}
+    pointers = frozenset(module.tensors)
     stored = frozenset(
-        _pointer_of(call.args[0]) for call in ast.walk(kernel)
+        pointer_of(call.args[0]) for call in ast.walk(kernel)
         if isinstance(call, ast.Call) and dotted(call.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min") and call.args
     )
-    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers)
+    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, _grid(module.grid), stored, pointers)
 
 
-def _is_jit(node: ast.expr) -> bool:
-    target = node.func if isinstance(node, ast.Call) else node
-    return dotted(target) in ("triton.jit", "jit")
+def _twin_dtype(name: str, value: TensorArg | int | float | bool) -> str:
+    """A tensor's element dtype, or a scalar's: bool i1, int i32 or i64 by value, float fp32."""
+    if isinstance(value, TensorArg):
+        if value.dtype not in TWIN_DTYPE_OF_TORCH:
+            raise NoTwin(f"argument {name} has dtype {value.dtype}, which the twin does not handle")
+        return TWIN_DTYPE_OF_TORCH[value.dtype]
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -(2**31) <= value < 2**31 else "i64"
+    return "fp32"
 
 
-def _is_constexpr(node: ast.expr | None) -> bool:
-    return node is not None and dotted(node) in ("tl.constexpr", "constexpr", "triton.language.constexpr")
-
-
-def _literal_assign(tree: ast.Module, name: str):
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            try:
-                return ast.literal_eval(node.value)
-            except ValueError:
-                return None
-    return None
-
-
-def _argument_dtypes(tree: ast.Module, params: tuple[str, ...]) -> tuple[dict[str, str], frozenset[str]]:
-    arguments = next((n.value for n in tree.body if isinstance(n, ast.Assign)
-                      and any(isinstance(t, ast.Name) and t.id == "ARGUMENTS" for t in n.targets)), None)
-    if not isinstance(arguments, ast.Dict):
-        raise NoTwin("the module has no ARGUMENTS table (made by an older harvest: extract again)")
-    dtypes, pointers = {}, set()
-    for key, value in zip(arguments.keys, arguments.values):
-        if not isinstance(key, ast.Constant):
-            continue
-        name = key.value
-        if isinstance(value, ast.Call) and dotted(value.func) == "View":
-            dtype_node = value.args[4] if len(value.args) > 4 else next((k.value for k in value.keywords if k.arg == "dtype"), None)
-            torch_name = dotted(dtype_node).removeprefix("torch.") if dtype_node is not None else ""
-            if torch_name not in TORCH_DTYPES:
-                raise NoTwin(f"argument {name} has dtype {torch_name or '?'}, which the twin does not handle")
-            dtypes[name] = TORCH_DTYPES[torch_name]
-            pointers.add(name)
-        elif isinstance(value, ast.Constant) and isinstance(value.value, bool):
-            dtypes[name] = "i1"
-        elif isinstance(value, ast.Constant) and isinstance(value.value, int):
-            dtypes[name] = "i32" if -(2**31) <= value.value < 2**31 else "i64"
-        elif isinstance(value, ast.Constant) and isinstance(value.value, float):
-            dtypes[name] = "fp32"
-        else:
-            raise NoTwin(f"argument {name} is neither a tensor view nor a number")
-    for name in params:
-        if name not in dtypes:
-            raise NoTwin(f"ARGUMENTS has no entry for parameter {name}")
-    return dtypes, frozenset(pointers)
-
-
-def _grid(tree: ast.Module) -> tuple[ast.expr | None, ...]:
-    launch = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "launch"), None)
-    grid = None
-    for node in ast.walk(launch) if launch else ():
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "grid" for t in node.targets):
-            grid = node.value
-    if not isinstance(grid, ast.Tuple):
-        raise NoTwin("launch() has no grid = (...) tuple")
+def _grid(grid: tuple[ast.expr, ...]) -> tuple[ast.expr | None, ...]:
+    """Per program axis of launch()'s grid: its numel (`triton.cdiv(numel, block)`), a recorded count, or None for 1."""
     axes = []
-    for element in grid.elts:
+    for element in grid:
         if isinstance(element, ast.Call) and dotted(element.func) == "triton.cdiv" and len(element.args) == 2:
             axes.append(element.args[0])
         elif isinstance(element, ast.Constant) and isinstance(element.value, int) and element.value > 1:
@@ -170,7 +124,8 @@ def _grid(tree: ast.Module) -> tuple[ast.expr | None, ...]:
     return tuple(axes)
 
 
-def _pointer_of(address: ast.expr) -> str:
+def pointer_of(address: ast.expr) -> str:
+    """The pointer an address starts at: `a_ptr` of `a_ptr + offsets`; "" when it starts elsewhere."""
     while isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
         address = address.left
     return address.id if isinstance(address, ast.Name) else ""
