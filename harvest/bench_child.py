@@ -36,6 +36,7 @@ from harvest.bench_inductor import (
     in_graph,
     pin_winners,
 )
+from harvest.text_output import plural
 
 PROGRESS = "[harvest] "
 
@@ -170,7 +171,7 @@ def sweep(module, configs: list[dict], device: str, check_only: bool, flush, rep
                 row["check"] = "failed while timing: " + error_text(exc)
         rows.append(row)
         if (index + 1) % 8 == 0:
-            progress(f"  sweep: {index + 1}/{len(configs)} configs")
+            progress(f"  sweep: {index + 1} of {plural(len(configs), 'config')}")
     return rows
 
 
@@ -260,7 +261,7 @@ def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -
     steps.append(("device times (profiler)", profiled))
     if job.get("sweep"):
         def run_sweep() -> None:
-            progress(f"  sweep: {len(job['sweep'])} configs, each checked against the record before it is timed")
+            progress(f"  sweep: {plural(len(job['sweep']), 'config')}, each checked against the record before it is timed")
             entry["sweep"] = sweep(module, job["sweep"], device, False, flush, plan["sweep_rep_ms"])
 
         steps.append(("sweep", run_sweep))
@@ -377,7 +378,7 @@ def main(argv: list[str]) -> int:
                     torch.manual_seed(0)
                     inputs = list(graph_module.get_args())
                 else:
-                    progress(f"{graph['name']}: running Inductor's call() under the profiler ({plan['graph_iterations']} calls)")
+                    progress(f"{graph['name']}: running Inductor's call() under the profiler ({plural(plan['graph_iterations'], 'call')})")
                     loaded = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
                     inputs, kernels = in_graph(loaded, graph, flush, plan["graph_iterations"])
                     graph_module = loaded  # only once it ran: a graph that failed has no kernels to launch alone

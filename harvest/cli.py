@@ -261,7 +261,7 @@ def run_bench(options: argparse.Namespace) -> int:
     failed = [row for rows in result.sweeps.values() for row in rows if row.check != "ok"]
     if options.check_only:
         checked = sum(len(rows) for rows in result.sweeps.values())
-        print(f"{checked - len(failed)} of {checked} swept configs match the record")
+        print(f"swept configs that match the record: {checked - len(failed)} of {checked}")
         return 1 if failed or not checked else 0
     return 0
 

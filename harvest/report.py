@@ -16,6 +16,7 @@ from typing import Any
 
 from harvest.errors import OutputError, ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
+from harvest.text_output import plural
 from harvest.writer import inside
 
 REPORT_TEMPLATE = "report.md.j2"
@@ -156,7 +157,7 @@ def _bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
     lines = [f"- ATen ops before fusion: {fusion.get('ops_before_total', 0)}" + (f" ({ops})" if ops else "")]
     kernels = f"- Triton kernels after fusion: {fusion.get('triton_kernels', 0)}"
     if fusion.get("launches") != fusion.get("triton_kernels"):
-        kernels += f" ({fusion.get('launches')} launches: Inductor reuses a kernel whose code is identical)"
+        kernels += f" ({plural(fusion.get('launches') or 0, 'launch', 'launches')}: Inductor reuses a kernel whose code is identical)"
     lines.append(kernels)
     externs = fusion.get("externs", [])
     lines.append(f"- Extern calls: {len(externs) or 'none'}")
@@ -236,7 +237,7 @@ def twin_section(manifest: dict) -> str:
     lines = [
         "## CUDA twins",
         "",
-        f"From `harvest twin`: {translated} of {len(rows)} kernels translated to CUDA C++. Each twin module builds with",
+        f"From `harvest twin`: {translated} of {plural(len(rows), 'kernel')} translated to CUDA C++. Each twin module builds with",
         "load_inline and checks against the run's record: `python <graph>/twin/<kernel>_twin.py --check` (GPU).",
         "",
         "| Kernel | Kind | Twin | Files |",

@@ -158,5 +158,6 @@ def test_a_diff_across_torch_and_triton_versions_says_so(tmp_path):
     assert "No fusion changes: the kernel holds the same ops." in markdown.stdout  # one kernel, said in the singular
     same = harvest("diff", "here", "here", "--json", cwd=tmp_path)
     assert json.loads(same.stdout)["versions_differ"] == []
-    same = harvest("diff", "here", "here", cwd=tmp_path)
+    same = harvest("diff", "here", "here", "--max-kernels", "1", cwd=tmp_path)
     assert same.stdout.splitlines()[2] == f"Both runs: torch {here['torch']}, triton {here['triton']}, device {here['device']}."
+    assert "`--max-kernels 1`: pass (1 Triton kernel in NEW)" in same.stdout and "Unchanged: 1 kernel (same ops;" in same.stdout

@@ -155,6 +155,17 @@ def test_report_command_rewrites_report(tmp_path):
     assert "1 kernel for 2 pow ops" in path.read_text()
 
 
+def test_counts_of_one_are_said_in_the_singular():
+    """report.md said "1 of 1 kernels translated"; one of anything is singular, as the fusion summary already was."""
+    one = json.loads((ROOT / "extracted/h200/square_square/manifest.json").read_text())
+    text = render_report(one)
+    assert "From `harvest twin`: 1 of 1 kernel translated to CUDA C++." in text and "1 kernels" not in text
+    assert "**1 kernel for 2 pow ops**" in text
+    many = render_report(json.loads((ROOT / "extracted/h200/small_model/manifest.json").read_text()))
+    assert "From `harvest twin`: 13 of 13 kernels translated to CUDA C++." in many
+    assert "- Triton kernels after fusion: 9 (11 launches: Inductor reuses a kernel whose code is identical)" in many
+
+
 def test_report_command_without_manifest(tmp_path):
     with pytest.raises(UsageError, match="no manifest.json"):
         report_command(tmp_path)

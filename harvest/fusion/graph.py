@@ -13,6 +13,7 @@ from harvest.fusion.kernel import KernelFusion, _handle_key, kernel_fusion
 from harvest.fusion.provenance import SourceLine, _artifact, _handles, source_lines_for
 from harvest.model import Graph, Kernel
 from harvest.ops import op_short_name
+from harvest.text_output import plural
 
 # ------------------------------------------------------------------------------------- graph fusion
 
@@ -107,12 +108,12 @@ class GraphFusion:
             what = f"{n_ops} {op} op{'s' if n_ops != 1 else ''}"
         else:
             what = f"{n_ops} ops ({', '.join(_count_labels(Counter(fused)))})"
-        text = f"{_plural(self.kernels, 'kernel')} for {what}"
+        text = f"{plural(self.kernels, 'kernel')} for {what}"
         if self.launches != self.kernels:
-            text += f" in {_plural(self.launches, 'launch', 'launches')}"
+            text += f" in {plural(self.launches, 'launch', 'launches')}"
         if self.externs:
             ext = Counter(op_short_name(e.op) for e in self.externs)
-            text += f"; {_plural(len(self.externs), 'extern call')} ({', '.join(_count_labels(ext))})"
+            text += f"; {plural(len(self.externs), 'extern call')} ({', '.join(_count_labels(ext))})"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -134,10 +135,6 @@ class GraphFusion:
 def _short_lines(lines: tuple[SourceLine, ...]) -> tuple[str, ...]:
     """("small_model.py:22", ...): file base names for diagram boxes."""
     return tuple(f"{line.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line.line}" for line in lines)
-
-
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
 def _boundary_reason(producer: Kernel, consumer: Kernel) -> str:

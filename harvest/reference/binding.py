@@ -20,6 +20,7 @@ from harvest.reference.fragment import (
     _same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols
+from harvest.text_output import plural
 
 # ---------------------------------------------------------------------------------------------------------------
 # Binding and generation.
@@ -276,7 +277,7 @@ def _bind_partial_outputs(binding: _Binding, split: dict[str, dict[str, tuple[in
         if len(names) != len(params):
             for param in params:
                 binding.unchecked[param] = (f"{param} stores split-reduction partials, but of which of "
-                                            f"{', '.join(names)} cannot be told ({len(params)} partial outputs)")
+                                            f"{', '.join(names)} cannot be told ({plural(len(params), 'partial output')})")
             continue
         params.sort(key=lambda p: (not p.startswith("out_ptr"), int(re.sub(r"\D", "", p) or 0)))
         for param, name in zip(params, names):

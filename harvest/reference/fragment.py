@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from harvest.model import FxExpr, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
 from harvest.ops import SAME_VALUES, torch_ops_target
 from harvest.reference.fx_args import fx_refs
+from harvest.text_output import plural
 
 # ---------------------------------------------------------------------------------------------------------------
 # The fragment as a small program.
@@ -116,8 +117,8 @@ def _infer_getitems(fragment: _Fragment) -> None:
     free = [i for i in range(_TUPLE_ARITY[source.family]) if str(i) not in taken]
     if len(free) != len(missing):
         for name in missing:
-            fragment.broken.setdefault(name, f"fragment does not define {name}, and {source.name} has {len(free)} "
-                                             f"unused outputs for {len(missing)} missing getitems")
+            fragment.broken.setdefault(name, f"fragment does not define {name}, and {source.name} has "
+                                             f"{plural(len(free), 'unused output')} for {plural(len(missing), 'missing getitem')}")
         return
     ops = dict(fragment.ops)
     for name, index in zip(missing, free):
