@@ -6,7 +6,7 @@ kernel (its interpreter shim holds only what this kernel calls): `Tensor` where 
 The run's record, when the module has one, is copied beside it (`<name>.record.pt`) and RECORD points there.
 
 Pure: `pack_module(module_text, harness_text, record_name) -> str`; `pack_command` reads and writes the files. The
-module is read as text (never imported).
+module is read as text (harvest.module_file; never imported).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.errors import ParseError, UsageError
+from harvest.module_file import read_module_file
 from harvest.render import harness_source
 from harvest.writer import ensure_writable
 
@@ -68,15 +69,8 @@ def pack_command(kernel: Path, out: Path | None = None) -> Packed:
         raise UsageError(f"{kernel}: not a kernel module file; give one, e.g. extracted/square_square/g0_inference/square_square_kernel.py")
     text = kernel.read_text(encoding="utf-8")
     out = out or Path(f"{kernel.stem}.packed.py")
-    record_source = None
-    match = re.search(r"^RECORD = (.*?)  #", text, flags=re.M)
-    if match:
-        try:
-            relative = ast.literal_eval(match.group(1))
-        except (ValueError, SyntaxError):
-            relative = None
-        if isinstance(relative, str) and (kernel.parent / relative).is_file():
-            record_source = kernel.parent / relative
+    relative = read_module_file(text, str(kernel)).record
+    record_source = kernel.parent / relative if relative and (kernel.parent / relative).is_file() else None
     record = out.with_name(out.stem + ".record.pt") if record_source else None
     packed = pack_module(text, harness_source([text]), record.name if record else None, str(kernel))
     ensure_writable(out.parent if str(out.parent) else Path("."))

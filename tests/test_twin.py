@@ -84,7 +84,10 @@ def test_literal_grid_counts_programs_times_block():
 
 
 def test_module_without_arguments_table_is_refused():
-    with pytest.raises(NoTwin, match="ARGUMENTS"):
+    text = module_text("square_square/g0_inference/square_square_kernel.py").replace("ARGUMENTS = {", "INPUTS = {")
+    with pytest.raises(NoTwin, match=r"not one harvest can read \(no ARGUMENTS = \.\.\."):
+        translate(read_module(text))
+    with pytest.raises(NoTwin, match="no '# >>> kernel' line"):
         translate(read_module("import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n"))
 
 
@@ -189,7 +192,8 @@ def test_outer_reduction_takes_32_rows_per_block(tmp_path):
 
 @needs_nvcc
 def test_outer_reduction_with_a_dynamic_size_in_its_address_still_takes_32_rows_per_block(tmp_path):
-    """graph_break_recompile's recompiled backward (dynamic shapes) on the CPU path, the module harvest wrote for it.
+    """graph_break_recompile's recompiled backward (dynamic shapes) on the CPU path, the module harvest wrote for it
+    (in the lean module format).
     On the H200 Inductor split the same sum and put the run-time size in the address (`2048*x1*((15 + ks0) // 16)`,
     tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/models/graph_break_recompile/g7_backward.py); that form is put in
     here. A size known only at run time gets a stand-in value when the mapping is chosen: strides decide it."""

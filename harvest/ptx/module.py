@@ -32,22 +32,22 @@ class KernelModule:
     """What `harvest ptx` needs from an extracted kernel module, read with `ast` (nothing imported or run)."""
 
     label: str  # the module's path as shown and as the PTX's .file (relative to the extraction, when known)
-    module: ModuleFile
+    file: ModuleFile  # the module as harvest.module_file reads it
     references: tuple[tuple[str, ...], ...]  # dotted names off a module the bodies use, e.g. ("tl", "math", "exp")
 
     @property
     def name(self) -> str:
         """The kernel function's name."""
-        return self.module.name
+        return self.file.name
 
     @property
     def params(self) -> tuple[str, ...]:
-        return self.module.params
+        return self.file.params
 
     @property
     def padded_source(self) -> str:
         """The region at its own line numbers, so the PTX's .loc lines point into the module file."""
-        return self.module.padded_region
+        return self.file.padded_region
 
 
 def _chain(node: ast.AST) -> tuple[str, ...] | None:
@@ -189,7 +189,7 @@ def compile_args(module: KernelModule) -> CompileArgs:
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     attrs: dict[int, list[list[Any]]] = {}
-    facts = module.module
+    facts = module.file
     for index, name in enumerate(facts.params):
         if name in facts.constexprs:  # the reader made sure it has a value in CONFIG or ARGUMENTS
             value = facts.config[name] if name in facts.config else facts.arguments[name]
