@@ -27,7 +27,6 @@ from harvest.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_swee
 from harvest.timing import bytes_moved
 
 SHOWCASES = ROOT / "extracted/h200"
-View = collections.namedtuple("View", "storage shape stride offset dtype")
 Storage = collections.namedtuple("Storage", "lo hi fill high")
 
 
@@ -218,28 +217,36 @@ def test_a_config_that_computes_something_else_fails_the_gate(small_model, tmp_p
 
 
 def test_bytes_moved_counts_each_view_read_and_written():
+    View = collections.namedtuple("View", "shape stride offset dtype")
     storages = [Storage(0, 4000, torch.float32, None), Storage(0, 4000, None, None), Storage(0, 40, torch.float32, None)]
-    arguments = {
-        "a_ptr": View(0, (10, 100), (100, 1), 0, torch.float32),  # read: 4000 bytes
-        "out_ptr": View(1, (10, 100), (100, 1), 0, torch.float32),  # written only: 4000 bytes
-        "bias_ptr": View(2, (10, 10), (0, 1), 0, torch.float32),  # broadcast over rows: 10 values, 40 bytes
-        "n_elements": 1000,
+    tensors = {
+        "a_ptr": View((10, 100), (100, 1), 0, torch.float32),  # read: 4000 bytes
+        "out_ptr": View((10, 100), (100, 1), 0, torch.float32),  # written only: 4000 bytes
+        "bias_ptr": View((10, 10), (0, 1), 0, torch.float32),  # broadcast over rows: 10 values, 40 bytes
     }
-    assert bytes_moved(arguments, storages, ["out_ptr"]) == 4000 + 4000 + 40
-    in_place = {"x_ptr": View(0, (1000,), (1,), 0, torch.float32), "n": 1000}
-    assert bytes_moved(in_place, storages, ["x_ptr"]) == 8000  # read and written: twice
-    same_twice = {"a": View(0, (1000,), (1,), 0, torch.float32), "b": View(0, (1000,), (1,), 0, torch.float32)}
-    assert bytes_moved(same_twice, storages, []) == 4000
-    half = {"h": View(0, (1000,), (1,), 0, torch.float16)}
-    assert bytes_moved(half, storages, []) == 2000
-    strided = {"s": View(0, (10, 10), (100, 1), 0, torch.float32)}  # 10 rows of 10 out of 100: 100 values
-    assert bytes_moved(strided, storages, []) == 400
+    storage_of = {"a_ptr": 0, "out_ptr": 1, "bias_ptr": 2}
+    assert bytes_moved(tensors, storage_of, storages, ["out_ptr"]) == 4000 + 4000 + 40
+    in_place = {"x_ptr": View((1000,), (1,), 0, torch.float32)}
+    assert bytes_moved(in_place, {"x_ptr": 0}, storages, ["x_ptr"]) == 8000  # read and written: twice
+    same_twice = {"a": View((1000,), (1,), 0, torch.float32), "b": View((1000,), (1,), 0, torch.float32)}
+    assert bytes_moved(same_twice, {"a": 0, "b": 0}, storages, []) == 4000
+    half = {"h": View((1000,), (1,), 0, torch.float16)}
+    assert bytes_moved(half, {"h": 0}, storages, []) == 2000
+    strided = {"s": View((10, 10), (100, 1), 0, torch.float32)}  # 10 rows of 10 out of 100: 100 values
+    assert bytes_moved(strided, {"s": 0}, storages, []) == 400
 
 
 def test_square_square_moves_800_mb():
-    namespace = _module_namespace(SHOWCASES / "square_square/g0_inference/square_square_kernel.py")
-    moved = namespace["bytes_moved"](namespace["ARGUMENTS"], namespace["STORAGES"], namespace["OUTPUTS"])
-    assert moved == 2 * 10000 * 10000 * 4
+    kernel = _kernel_module(SHOWCASES / "square_square/g0_inference/square_square_kernel.py")
+    assert kernel.bytes_moved() == 2 * 10000 * 10000 * 4
+
+
+def _kernel_module(path: Path):
+    """A generated module bound to its extraction's harness (harness.Kernel), imported as harvest bench does: it is
+    our own output, and importing it only defines the kernel."""
+    from harvest.bench_child import load_kernel_module
+
+    return load_kernel_module(str(path), f"module_under_test_{path.stem}")
 
 
 def _module_namespace(path: Path) -> dict:
@@ -442,8 +449,8 @@ def test_profile_of_the_eager_reference_shows_the_seeds_finding(module, dispatch
     on a small input; on a GPU the same ops launch the kernels the table sorts by device time)."""
     from harvest.bench_child import op_table
 
-    namespace = _module_namespace(SHOWCASES / "pytorch_square" / module)
-    table, ops = op_table(lambda: namespace["reference"](torch.randn(64, 64)))
+    kernel = _kernel_module(SHOWCASES / "pytorch_square" / module)
+    table, ops = op_table(lambda: kernel.reference(torch.randn(64, 64)))
     assert dispatched in ops and not_dispatched not in ops, ops
     assert dispatched in table
 
@@ -459,14 +466,13 @@ def test_a_reference_that_computes_nothing_is_not_timed_as_eager(tmp_path, monke
     assert done.returncode == 0, done.stderr
     results = {}
     for stem in ("add_kernel", "batch_norm_fwd_kernel_1"):
-        spec = importlib.util.spec_from_file_location(f"bench_eager_{stem}", tmp_path / "x/g0_forward" / f"{stem}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = _kernel_module(tmp_path / "x/g0_forward" / f"{stem}.py")
+        harness = module.main.__globals__
         timed = []
-        monkeypatch.setattr(module, "time_gpu", lambda fn, flush, timed=timed: timed.append(fn) or {"median_ms": 1.0})
-        monkeypatch.setattr(module, "l2_flush_buffer", lambda device: None)
-        monkeypatch.setattr(module, "bench_result", lambda kernel, device, inputs, moved, timings, copy_gbps: timings)
-        monkeypatch.setattr(module, "launch", lambda **kwargs: None)
+        monkeypatch.setitem(harness, "time_gpu", lambda fn, flush, timed=timed: timed.append(fn) or {"median_ms": 1.0})
+        monkeypatch.setitem(harness, "l2_flush_buffer", lambda device: None)
+        monkeypatch.setitem(harness, "bench_result", lambda kernel, device, inputs, moved, timings, copy_gbps: timings)
+        monkeypatch.setitem(module.namespace, "launch", lambda **kwargs: None)
         results[stem] = (module.bench("cpu", copy_gbps=4000.0, inputs=(module.make_inputs("cpu"), "made-up")), len(timed), module)
     timings, calls, module = results["batch_norm_fwd_kernel_1"]
     assert module.reference(*[]) == {} and module.UNCHECKED

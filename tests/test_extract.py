@@ -205,3 +205,72 @@ def test_artifact_target_extracts_without_running(tmp_path, artifact):
         check = run_check(out / every[0]["module"])
         assert check.returncode == 0, check.stdout + check.stderr
         assert " ok " in check.stdout, check.stdout
+
+
+# ---------------------------------------------------------------- the lean module (issue 19)
+
+
+def _module_sources(out: Path) -> dict[str, str]:
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {k["module"]: (out / k["module"]).read_text() for k in kernels(manifest) if k["module"]}
+
+
+def test_a_module_holds_its_kernel_and_the_harness_is_written_once(small_model, square_square):
+    """square_square's module fits on a screen, no small-model module passes 200 lines, the kernel is the first
+    code after the imports, and no block of 6 lines is repeated between two modules (the harness holds those)."""
+    sources = {**_module_sources(small_model[1]), **_module_sources(square_square[1])}
+    assert len(sources["g0_inference/square_square_kernel.py"].splitlines()) <= 100
+    assert max(len(text.splitlines()) for text in sources.values()) <= 200, {p: len(t.splitlines()) for p, t in sources.items()}
+    for path, text in sources.items():
+        code = [line for line in text.split('"""\n', 2)[2].splitlines() if line and not line.startswith(("import ", "from ", "sys.path.insert("))]
+        assert code[0].startswith("# >>> kernel"), (path, code[:3])
+    for out in (small_model[1], square_square[1]):
+        assert (out / "harness.py").is_file()
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert "harness.py" in manifest["generated_files"]
+    seen: dict[tuple[str, ...], str] = {}
+    for path, text in sorted(_module_sources(small_model[1]).items()):
+        lines = [line.strip() for line in text.splitlines()]
+        for start in range(len(lines) - 5):
+            block = tuple(lines[start : start + 6])
+            if sum(1 for line in block if line) < 6:
+                continue
+            assert seen.setdefault(block, path) == path, f"{path} repeats 6 lines of {seen[block]}: {block}"
+
+
+def test_one_size_edited_in_arguments_is_the_whole_edit(square_square, tmp_path):
+    """Change the problem size in ARGUMENTS alone (both views' shape and the size scalar): the storages follow, the
+    record no longer fits and is set aside, and --check runs the kernel on made-up inputs against the reference."""
+    out = tmp_path / "edited"
+    shutil.copytree(square_square[1], out)
+    module = out / "g0_inference" / "square_square_kernel.py"
+    text = module.read_text()
+    edited = text.replace("Tensor((1000, 1000), (1000, 1), torch.float32", "Tensor((37, 29), (29, 1), torch.float32")
+    edited = edited.replace('"n_elements": 1000000,', '"n_elements": 1073,')
+    assert edited.count("(37, 29)") == 2 and '"n_elements": 1073,' in edited, "the module's ARGUMENTS changed shape"
+    module.write_text(edited)
+    check = run_check(module)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "holds other byte ranges than ARGUMENTS" in check.stdout
+    assert "reference: ok (1073 values" in check.stdout, check.stdout
+
+
+def test_packed_modules_check_from_an_empty_directory(small_model, tmp_path):
+    """`harvest pack` of three kernels: one file each (with its record beside it) that imports only torch and
+    triton, and passes --check when it is all there is in a directory."""
+    out = small_model[1]
+    chosen = ["g0_forward/layer_norm_fwd_kernel.py", "g0_forward/softmax_kernel.py", "g1_backward/gelu_bwd_kernel.py"]
+    for index, module in enumerate(chosen):
+        made = tmp_path / f"made{index}"
+        made.mkdir()
+        done = harvest("pack", str(out / module), "-o", str(made / "kernel.py"), cwd=made)
+        assert done.returncode == 0, done.stderr
+        empty = tmp_path / f"empty{index}"
+        empty.mkdir()
+        for path in made.iterdir():
+            shutil.copy(path, empty / path.name)
+        text = (empty / "kernel.py").read_text()
+        assert "from harness" not in text and "torch._inductor" not in text
+        check = run_check(empty / "kernel.py")
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert "recorded: ok" in check.stdout and "reference: ok" in check.stdout, check.stdout
