@@ -71,6 +71,13 @@ class ToolchainError(HarvestError):
     exit_code = 10
 
 
+class NoTritonKernelsError(HarvestError):
+    """The capture holds Inductor graphs but no Triton kernel: Inductor's C++ CPU backend compiled them (a
+    TORCH_TRACE log or debug dir made on a CPU without harvest)."""
+
+    exit_code = 11
+
+
 class Interrupted(HarvestError):
     """Ctrl-C (SIGINT): the target was stopped; what was captured before it is kept and said so."""
 

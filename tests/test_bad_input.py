@@ -16,11 +16,13 @@ import ast
 import importlib.util
 import json
 import os
+import re
 import resource
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from harvest.errors import EXIT_CODES
 
 SQUARE_OUTPUT_CODE = ROOT / "tests/fixtures/torch-2.13.0+cpu_triton-3.9.0/square_square/graph_000.py"
 TRACE_LOG = ROOT / "tests/fixtures/artifacts/torch_trace/dedicated_log_torch_trace_small_model.log"
+CPP_BACKEND = ROOT / "tests/fixtures/artifacts/cpp_backend"  # made on a CPU without harvest: Inductor's C++ kernels
 
 # (case, what the input is, exit code by error kind ("ok" for 0), a fragment of the error line (for "ok": what
 # harvest does), the test that shows it)
@@ -45,7 +48,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("out-not-writable", "-o under a regular file, or in /proc", "OutputError", "cannot write to output directory", "test_cli.py::test_output_directory_not_writable"),
     ("truncated-output-code", "an output_code.py cut inside a kernel", "ParseError", "truncated", "test_cli.py::test_truncated_output_code"),
     ("corrupt-output-code", "an output_code.py that is not valid Python", "ParseError", "not valid Python", "test_cli.py::test_corrupt_output_code"),
-    ("target-raises", "the target raises after compiling (its traceback tail follows)", "TargetError", "target raised ValueError: boom from the target; 1 graph(s) captured before that were extracted", "test_cli.py::test_target_raises_keeps_what_was_captured"),
+    ("target-raises", "the target raises after compiling (its traceback tail follows)", "TargetError", "target raised ValueError: boom from the target; kept the partial capture in out/raw: 1 graph(s) captured before that", "test_cli.py::test_target_raises_keeps_what_was_captured"),
     ("target-raises-first", "the target raises before compiling", "TargetError", "target raised RuntimeError: first line; nothing was captured", "test_cli.py::test_target_raises_before_compiling_names_the_exception"),
     ("sys-exit-0", "the target calls sys.exit(0)", "ok", "a success: what it compiled is extracted", "test_cli.py::test_target_exit_0_is_success"),
     ("sys-exit-3", "the target calls sys.exit(3)", "TargetError", "target called sys.exit(3)", "test_cli.py::test_target_exit_3_keeps_captured_graphs"),
@@ -69,10 +72,10 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("out-read-only", "-o is a read-only (immutable) directory", "OutputError", "cannot write to output directory ro", "test_read_only_output_directory"),
     ("disk-full", "a write fails mid-extraction (file size limit: disk full)", "OutputError", "could not write 1 of 2 files to out (g0_inference/square_square_kernel.py: File too large)", "test_write_error_mid_extraction"),
     ("disk-full-during-run", "the launch record cannot be written while the target runs (file size limit)", "ok", "the target runs on; the manifest says the kernel's data was not saved and why", "test_write_error_while_the_target_runs"),
-    ("sigint-run", "Ctrl-C (SIGINT) while the target runs", "Interrupted", "interrupted (Ctrl-C) while the target ran: the target was stopped; 1 graph(s) captured before that were extracted", "test_sigint_during_the_target_run"),
+    ("sigint-run", "Ctrl-C (SIGINT) while the target runs", "Interrupted", "interrupted (Ctrl-C) while the target ran: the target was stopped; kept the partial capture in out/raw: 1 graph(s) captured before that", "test_sigint_during_the_target_run"),
     ("sigint-render", "Ctrl-C (SIGINT) while modules are rendered", "Interrupted", "interrupted (Ctrl-C) while writing the extraction; the capture is kept in out/raw", "test_sigint_during_rendering"),
     ("forks-and-spawns", "the target forks and spawns processes that compile", "ok", "the target's own graphs are extracted; progress lines say a forked process's graph, and the graphs of processes it spawned, were not captured", "test_target_that_forks_and_spawns_compiling_processes"),
-    ("megabytes-of-output", "the target prints megabytes to stdout and stderr", "ok", "extracted; the output passes through whole", "test_target_that_prints_megabytes"),
+    ("megabytes-of-output", "the target prints megabytes to stdout and stderr", "ok", "extracted; all of it goes to raw/target.log, none to harvest's own output", "test_target_that_prints_megabytes"),
     ("changes-cwd", "the target changes its working directory", "ok", "extracted, launch records included (harvest's paths are absolute)", "test_target_that_changes_cwd"),
     ("changes-argv", "the target rewrites sys.argv", "ok", "extracted; the manifest keeps the command as given", "test_target_that_changes_argv"),
     ("crafted-kernel-name", "kernel and graph names crafted to escape the output dir (output_code.py)", "ok", "extracted; every file lands inside -o (paths come from graph index and role, never from names in the file)", "test_crafted_names_stay_inside_the_output_dir"),
@@ -96,6 +99,11 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("missing-path", "twin / ptx / bench / report on a path that does not exist", "UsageError", "nope", "test_new_commands_on_a_missing_path"),
     ("empty-path", "an empty string as the target, -o or a command's path (an unset shell variable)", "UsageError", "TARGET is an empty string: give a file or a directory", "test_empty_path_arguments"),
     ("twin-missing-path", "harvest twin on a path that does not exist", "UsageError", "not found: nope; give an extraction directory, one of its graph directories or a kernel module", "test_twin_on_a_missing_path"),
+    # -- issue 18, tested here
+    ("cpp-kernels-only", "a TORCH_TRACE log, debug dir or output_code.py made on a CPU without harvest (Inductor's C++ kernels)", "NoTritonKernelsError", "holds 2 C++ kernels (cpp_fused__softmax_add_mul_0, cpp_fused_add_cos_mul_sin_0) and no Triton kernel: Inductor compiled it with its C++ CPU backend; for Triton kernels, run the script through `harvest extract`", "test_artifact_of_cpp_kernels"),
+    ("cpp-kernels-run", "a script that sets torch._inductor.config.cpu_backend = 'cpp' itself", "NoTritonKernelsError", "compiled 1 C++ kernel", "test_first_hour.py::test_a_script_that_chooses_the_cpp_backend_says_so"),
+    ("run-fails-new-out", "a run that fails before capturing anything, into a new -o or the default extracted/<stem>", "TargetError", "nothing was captured", "test_failed_run_leaves_no_empty_directories"),
+    ("run-fails-old-out", "a run that fails before capturing anything, into an existing directory or extraction", "TargetError", "nothing was captured", "test_failed_run_leaves_an_existing_directory_as_it_was"),
 ]
 CASE = {case[0]: case for case in CASES}
 
@@ -230,6 +238,58 @@ def test_output_code_without_call(tmp_path):
     assert (tmp_path / "out/raw/g0_inference/output_code.py").read_text() == source[:start] + source[end:]
 
 
+@pytest.mark.parametrize("artifact", ["torch_compile_debug", "dedicated_log_torch_trace_cpp.log",
+                                      "torch_compile_debug/run_0/torchinductor/model__0_inference_0.0/output_code.py"],
+                         ids=["debug-dir", "trace-log", "output-code"])
+def test_artifact_of_cpp_kernels(tmp_path, artifact):
+    """Artifacts of the fixture's model.py compiled on a CPU with Inductor's default (C++) backend: say what they hold
+    and how to get Triton kernels, exit non-zero, and write no empty extraction (nor a hint to check a kernel)."""
+    source = (CPP_BACKEND / artifact).read_text() if artifact.endswith(".py") else ""
+    proc = harvest("extract", str(CPP_BACKEND / artifact), "-o", "out", cwd=tmp_path)
+    if source:  # one graph of the two
+        assert "async_compile.cpp_pybinding(" in source and "async_compile.triton(" not in source
+        assert proc.returncode == EXIT_CODES["NoTritonKernelsError"], proc.stderr
+        line = proc.stderr.splitlines()[-1]
+        assert "holds 1 C++ kernel (cpp_fused__softmax_add_mul_0) and no Triton kernel" in line, line
+    else:
+        line = expect("cpp-kernels-only", proc)
+    assert line.endswith('or set torch._inductor.config.cpu_backend = "triton" before it compiles'), line
+    assert "check a kernel" not in proc.stderr and "0 Triton kernels" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written: the artifact itself is the capture
+
+
+def test_failed_run_leaves_no_empty_directories(tmp_path):
+    (tmp_path / "fails.py").write_text("for i in range(25):\n    print('step', i)\nraise RuntimeError('before compiling')\n")
+    proc = harvest("extract", "fails.py", "-o", "a/b/out", "-q", cwd=tmp_path)
+    expect("run-fails-new-out", proc, target_traceback=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fails.py"]  # a/b/out, made by this run for nothing, are gone
+    # 25 lines and a traceback are more than the error shows: the whole output stays in the file it names
+    heading = next(line for line in proc.stderr.splitlines() if line.startswith("the target's output ("))
+    log = Path(re.fullmatch(r"the target's output \(the last 20 of 29 lines; all of them in (.+\.log)\):", heading).group(1))
+    assert log.parent == Path(tempfile.gettempdir()) and log.read_text().startswith("step 0\nstep 1\n")
+    assert log.read_text().endswith("RuntimeError: before compiling\n")
+    log.unlink()
+
+    (tmp_path / "short.py").write_text("raise RuntimeError('at once')\n")
+    proc = harvest("extract", "short.py", "-q", cwd=tmp_path)  # the default -o: extracted/short
+    expect("run-fails-new-out", proc, target_traceback=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fails.py", "short.py"]  # no extracted/ left behind
+    assert "the target's output (4 lines):" in proc.stderr.splitlines()  # shown whole: no log file kept
+
+
+def test_failed_run_leaves_an_existing_directory_as_it_was(tmp_path, square):
+    shutil.copytree(square, tmp_path / "ext")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/notes.txt").write_text("mine\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "fails.py").write_text("raise RuntimeError('before compiling')\n")
+    before = {name: tree(tmp_path / name) for name in ("ext", "mine")}
+    for out in ("ext", "mine", "empty"):  # --force: replacing ext's extraction is allowed, and still nothing is replaced
+        expect("run-fails-old-out", harvest("extract", "fails.py", "-o", out, "--force", "-q", cwd=tmp_path), target_traceback=True)
+    assert {name: tree(tmp_path / name) for name in ("ext", "mine")} == before  # no lone raw/capture.json over ext's
+    assert (tmp_path / "empty").is_dir() and not any((tmp_path / "empty").iterdir())  # it was there before: it stays
+
+
 # ---------------------------------------------------------------- the output directory
 
 
@@ -304,7 +364,7 @@ def test_write_error_while_the_target_runs(tmp_path):
         cwd=tmp_path, env=tree_env(), capture_output=True, text=True, timeout=300, preexec_fn=limit_file_size,
     )
     expect("disk-full-during-run", proc)
-    assert "compiled torch.Size([100, 100])" in proc.stdout
+    assert "compiled torch.Size([100, 100])" in (tmp_path / "out/raw/target.log").read_text() and not proc.stdout
     manifest = json.loads((tmp_path / "out/manifest.json").read_text())
     ((kernel,),) = [g["kernels"] for g in manifest["graphs"]]
     assert kernel["recorded"]["data"] is None and kernel["recorded"]["note"].startswith("data not saved: writing"), kernel["recorded"]
@@ -379,7 +439,8 @@ def test_target_that_forks_and_spawns_compiling_processes(tmp_path):
     )
     proc = harvest("extract", "forks.py", "-o", "out", cwd=tmp_path)
     expect("forks-and-spawns", proc)
-    assert "spawned" in proc.stdout and "forked" in proc.stdout and "compiled" in proc.stdout
+    log = (tmp_path / "out/raw/target.log").read_text()  # the target's children write into its log too
+    assert "spawned" in log and "forked" in log and "compiled" in log and not proc.stdout
     assert "a process the target forked" in proc.stderr and "not captured" in proc.stderr
     # the spawned interpreter and the forked child each compiled one graph into the run's cache: both are counted
     assert "2 graph(s) compiled by a process the target started (spawned or forked) were not captured" in proc.stderr
@@ -415,7 +476,10 @@ def odd_run(tmp_path_factory):
 def test_target_that_prints_megabytes(odd_run):
     proc, out, _, seconds = odd_run
     expect("megabytes-of-output", proc)
-    assert proc.stdout.count("o" * 1023 + "\n") == 4096 and proc.stderr.count("e" * 1023 + "\n") == 4096  # passed through whole
+    log = (out / "raw/target.log").read_text()
+    assert log.count("o" * 1023 + "\n") == 4096 and log.count("e" * 1023 + "\n") == 4096  # whole, in the log
+    assert log.index("e" * 1023) > log.rindex("o" * 1023)  # in the order the target wrote them
+    assert proc.stdout == "" and "eeee" not in proc.stderr  # none of it in harvest's own output
     assert seconds < 120, f"{seconds:.0f} s"
     assert (out / "manifest.json").exists()
 

@@ -321,9 +321,13 @@ def main(argv: list[str]) -> int:
         status = "exit"
         if exc.code is not None and not isinstance(exc.code, int):
             error = str(exc.code)
+            print(error, file=sys.stderr, flush=True)  # as Python prints it: the target's log keeps it
     except BaseException as exc:  # the target's own failure: report it, keep what was captured
         status, code = "raised", 1
-        error = "".join(traceback.format_exception(type(exc), exc, target_frames(exc.__traceback__))[-12:])
+        frames = target_frames(exc.__traceback__)
+        error = "".join(traceback.format_exception(type(exc), exc, frames)[-12:])
+        traceback.print_exception(type(exc), exc, frames, file=sys.stderr)  # as Python prints it, into the target's log
+        sys.stderr.flush()
     try:
         recorder.write_counts()
         record_winners(log)

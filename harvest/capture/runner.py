@@ -1,8 +1,9 @@
 """Parent side of a capture: run the target in a child process and read back what the child wrote.
 
 The child (harvest.capture.bootstrap) gets fresh, empty Inductor and Triton cache directories, so a warm cache can
-never hide a graph. Its "[harvest] ..." progress lines are handed to `on_progress`; everything else it prints is the
-target's own output and passes through unchanged.
+never hide a graph. Its "[harvest] ..." progress lines are handed to `on_progress`; everything else it prints (stdout
+and stderr through one pipe, in the order it was written) is the target's own output: it goes to the log file the
+caller names, never to harvest's own stdout or stderr, and its last lines come back in the RunOutcome.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,18 @@ from pathlib import Path
 from harvest.capture.bootstrap import PROGRESS
 from harvest.capture.recorded import launches_from_events
 from harvest.model import AutotuneWinner, Capture, CapturedGraph, RecordedLaunch
+
+
+TAIL_LINES = 20  # lines of the target's output kept to show when it fails
+
+
+@dataclass(frozen=True)
+class TargetOutput:
+    """What the target printed (stdout and stderr as one stream), in brief; the whole of it is in the log file."""
+
+    lines: int = 0
+    tail: tuple[str, ...] = ()  # the last TAIL_LINES lines, each with its newline
+    log_error: str = ""  # why the log file could not be written in full ("" when it was)
 
 
 @dataclass(frozen=True)
@@ -34,9 +48,55 @@ class RunOutcome:
     # "no-cpu-triton" (torch < 2.6 has no CPU Triton backend)
     status: str
     exit_code: int  # the target's sys.exit code (0 when it returned normally)
-    error: str  # the target's traceback tail, or the child's stderr tail when it died
+    error: str  # the target's traceback tail, or the tail of its output when its process died
     seconds: float
     recorded: dict[int, dict[str, RecordedLaunch]] = field(default_factory=dict)  # graph index -> kernel -> launch
+    output: TargetOutput = field(default_factory=TargetOutput)
+
+
+class TargetLog:
+    """The target's output, line by line, into one file; its last lines are kept to show when it fails.
+
+    A write that fails (disk full) ends the log, never the target: the reason is kept to be said."""
+
+    def __init__(self, path: Path):
+        self.lock = threading.Lock()  # the pump writes while the run's end closes (a grandchild may hold the pipe)
+        self.lines = 0
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.error = ""
+        self.file = None
+        try:
+            self.file = path.open("w", encoding="utf-8", errors="replace")
+        except OSError as exc:
+            self.error = exc.strerror or str(exc)
+
+    def write(self, line: str) -> None:
+        with self.lock:
+            self.lines += 1
+            self.tail.append(line)
+            if self.file is None:
+                return
+            try:
+                self.file.write(line)
+            except OSError as exc:
+                self.error = exc.strerror or str(exc)
+                self._close()
+
+    def close(self) -> None:
+        with self.lock:
+            self._close()
+
+    def _close(self) -> None:
+        if self.file is None:
+            return
+        try:
+            self.file.close()
+        except OSError as exc:  # the last buffered write failed
+            self.error = self.error or exc.strerror or str(exc)
+        self.file = None
+
+    def summary(self) -> TargetOutput:
+        return TargetOutput(self.lines, tuple(self.tail), self.error)
 
 
 def normalise_kernel_paths(source: str, cache_dir: str) -> str:
@@ -57,7 +117,7 @@ def run_target(
     device: str = "auto",
     target_sm: int = 90,
     on_progress: Callable[[str], None] = lambda line: None,
-    on_output: Callable[[str], None] | None = None,
+    log_path: Path | None = None,
     record_dir: Path | None = None,
     record: str = "data",
     record_cap_mib: float = 1024,
@@ -67,7 +127,8 @@ def run_target(
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
 
-    Every kernel launch is recorded; the data of each kernel's first launch in each graph goes to
+    The target's own output (stdout and stderr) goes to `log_path` (with None, to a file in the run's temporary
+    directory, removed with it); the outcome keeps its last lines. Every kernel launch is recorded; the data of each kernel's first launch in each graph goes to
     `record_dir/<graph index>/<kernel>.pt` (record="layouts", or no record_dir: layouts and values only).
     `while_running(capture_dir, normalise)` starts work on the graphs as they are captured and returns the function
     that stops it, called as soon as the target's process has ended.
@@ -96,35 +157,27 @@ def run_target(
         command += [str(target), *args]
 
         started = time.monotonic()
+        log = TargetLog(log_path if log_path is not None else tmp_path / "target.log")
         child = subprocess.Popen(
             command,
             env=env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # one pipe: the log keeps the order the target wrote in
             text=True,
             errors="replace",
             start_new_session=True,  # so a timeout can end the target's own children too
         )
-        stderr_tail: list[str] = []
 
-        def pump_stderr() -> None:
-            assert child.stderr is not None
-            for line in child.stderr:
+        def pump() -> None:
+            assert child.stdout is not None
+            for line in child.stdout:
                 if line.startswith(PROGRESS):
                     on_progress(line[len(PROGRESS) :].rstrip("\n"))
                 else:
-                    stderr_tail.append(line)
-                    del stderr_tail[:-40]
-                    (on_output or (lambda text: sys.stderr.write(text)))(line)
+                    log.write(line)
 
-        def pump_stdout() -> None:
-            assert child.stdout is not None
-            for line in child.stdout:
-                (on_output or (lambda text: sys.stdout.write(text)))(line)
-
-        pumps = [threading.Thread(target=pump_stderr, daemon=True), threading.Thread(target=pump_stdout, daemon=True)]
-        for pump in pumps:
-            pump.start()
+        pumping = threading.Thread(target=pump, daemon=True)
+        pumping.start()
         stop_meanwhile = while_running(capture_dir, lambda text: normalise_kernel_paths(text, cache_dir)) \
             if while_running is not None else (lambda: None)
         timed_out = interrupted = False
@@ -139,8 +192,8 @@ def run_target(
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
         stop_meanwhile()
-        for pump in pumps:
-            pump.join(timeout=5)
+        pumping.join(timeout=5)
+        log.close()
         seconds = time.monotonic() - started
 
         events = read_events(capture_dir / "events.jsonl")
@@ -153,11 +206,12 @@ def run_target(
         if timed_out or interrupted:
             status, code, error = "timeout" if timed_out else "interrupted", 0, ""
         elif exit_event is None:
-            status, code, error = "crashed", child.returncode, "".join(stderr_tail[-12:])
+            status, code, error = "crashed", child.returncode, "".join(list(log.tail)[-12:])
         else:
             status, code, error = exit_event["status"], exit_event["code"], exit_event["error"]
         return RunOutcome(
-            capture=capture, status=status, exit_code=code, error=error, seconds=seconds, recorded=launches_from_events(events)
+            capture=capture, status=status, exit_code=code, error=error, seconds=seconds, recorded=launches_from_events(events),
+            output=log.summary(),
         )
 
 
