@@ -294,6 +294,8 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
             source_raw = raw_capture_dir(target) if target.is_dir() else None
             if source_raw is not None:  # replaying another extraction: its recorded launch data comes along
                 copy_records(source_raw, out / "raw", [g.name for g in capture.graphs])
+            if outcome is None:  # no run: a target.log left in raw/ is the output of a run whose capture this replaces
+                (out / "raw" / TARGET_LOG).unlink(missing_ok=True)
         except OSError as exc:
             raise OutputError(f"cannot write the raw capture to {out / 'raw'}: {exc.strerror or exc}; free some space, or pick another -o") from exc
     _raise_for_run(outcome, capture, out, target_log)

@@ -44,8 +44,12 @@ def tree(directory: Path) -> dict[str, bytes]:
     return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
+RUN_LOG = "raw/target.log"  # the target's own output from a run: not deterministic, not hashed, not replayed
+
+
 def assert_same_tree(a: Path, b: Path) -> None:
-    left, right = tree(a), tree(b)
+    """Two extractions hold the same files, byte for byte (the run's log of the target's output aside)."""
+    left, right = ({path: data for path, data in tree(side).items() if path != RUN_LOG} for side in (a, b))
     assert sorted(left) == sorted(right), f"different files: only in {a}: {set(left) - set(right)}; only in {b}: {set(right) - set(left)}"
     differ = [path for path in left if left[path] != right[path]]
     if differ:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_the_target_output_goes_to_its_log_never_to_harvests_output(talky_run):
     assert "the target's output: out/raw/target.log (3 lines)" in proc.stderr.splitlines()
 
 
-def test_the_log_is_not_hashed_and_a_replay_leaves_it_alone(talky_run, tmp_path):
+def test_the_log_is_not_hashed_nor_replayed(talky_run, tmp_path):
     _, cwd = talky_run
     manifest = json.loads((cwd / "out/manifest.json").read_text())
     assert not [path for path in manifest["generated_files"] if "target.log" in path]
@@ -63,6 +64,13 @@ def test_the_log_is_not_hashed_and_a_replay_leaves_it_alone(talky_run, tmp_path)
     assert replay.returncode == 0, replay.stderr
     assert not (tmp_path / "replayed/raw/target.log").exists()
     assert (tmp_path / "replayed/manifest.json").read_bytes() == (cwd / "out/manifest.json").read_bytes()
+    shutil.copytree(cwd / "out", tmp_path / "copy")
+    in_place = harvest("extract", "copy", "-q", cwd=tmp_path)  # raw/ is the input: left as it is, log included
+    assert in_place.returncode == 0, in_place.stderr
+    assert (tmp_path / "copy/raw/target.log").read_bytes() == (cwd / "out/raw/target.log").read_bytes()
+    other = harvest("extract", str(SQUARE_OUTPUT_CODE), "-o", "copy", "--force", "-q", cwd=tmp_path)
+    assert other.returncode == 0, other.stderr
+    assert not (tmp_path / "copy/raw/target.log").exists()  # another capture, made by no run: the old run's log goes
 
 
 def test_the_closing_hint_names_a_real_module_and_the_interpreter_that_has_harvest(talky_run):
