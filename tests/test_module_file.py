@@ -15,6 +15,7 @@ from conftest import ROOT
 from harvest.bench import kernel_function_name
 from harvest.dtypes import ITEMSIZE, POINTER_DTYPES, TL_DTYPES, TRITON_DTYPES, TRITON_POINTEE, torch_dtype_name, triton_pointer_dtype
 from harvest.errors import ParseError
+from harvest.model import Kernel
 from harvest.module_file import ModuleFileError, TensorArg, read_kernel_region, read_module_file
 from harvest.parse import parse_output_code
 from harvest.ptx import compile_args, read_kernel_module
@@ -175,6 +176,18 @@ def test_helpers_precede_the_kernel_and_do_not_specialize_names_or_indexes_param
     # the twin does not translate a kernel that calls a helper, and says so
     with pytest.raises(NoTwin, match="helper.*_triton_helper_fn_add0"):
         read_module(text)
+    # sweep pairs the block sizes with Inductor's kernel def, not with the helper that comes first in its source
+    inductor = Kernel("triton_red_fused_cumsum_0", textwrap.dedent("""\
+        @triton.jit
+        def _triton_helper_fn_add0(arg0_0, arg1_0):
+            return arg0_0 + arg1_0
+
+        @triton_heuristics.reduction(size_hints={'x': 32, 'r0_': 64})
+        @triton.jit
+        def triton_red_fused_cumsum_0(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+            pass
+    """), "reduction", "cuda", size_hints={"x": 32, "r0_": 64})
+    assert block_names(inductor, module) == {"XBLOCK": "BLOCK_ROWS", "R0_BLOCK": "BLOCK_COLS"}
 
 
 def test_tensor_fields_aliases_and_scalars():
@@ -416,6 +429,10 @@ def test_sweep_reads_the_modules_block_sizes():
     space = sweep_space(kernel, module)
     assert [b.name for b in space.blocks] == ["BLOCK_SIZE"] and space.config == dict(module.config)
     assert sweep_configs(space)[0] == {"BLOCK_SIZE": 1024, "num_warps": 4, "num_stages": 1}
+    # a size the rename took out of the def (its value set in the body): the block sizes still pair up
+    dropped = edited("def square_square_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE", "def square_square_kernel(a_ptr, out_ptr, BLOCK_SIZE")
+    dropped = edited('    "n_elements": 100000000,\n', "", dropped)
+    assert block_names(kernel, read_module_file(dropped, "k.py")) == {"XBLOCK": "BLOCK_SIZE"}
 
 
 def test_bench_names_the_kernel_as_the_gpu_does():
