@@ -2,17 +2,22 @@
 
 Pure: `plan_arguments(...) -> ArgumentPlan`, from the run's record when there is one, else from the wrapper's text.
 The kernel's parameters as launch() passes them (`runtime_params`) live here too: the config and the grid read them.
+Read from `launched_kernel(kernel, dropped)`, they leave out the sizes the rename stage took out of the def
+(RenameResult.dropped_params): neither launch() nor ARGUMENTS has them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harvest.dtypes import ITEMSIZE, triton_pointer_dtype
 from harvest.errors import HarvestError
 from harvest.kernel_facts import kernel_facts
 from harvest.model import Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
+from harvest.rename import DroppedParam
 from harvest.shapes import evaluate
 
 
@@ -74,11 +79,30 @@ def def_constexprs(kernel: Kernel) -> set[str]:
     return set(function.constexprs)
 
 
+# The signature kind launched_kernel gives a size parameter the body fixes: in Inductor's def, not in launch().
+FIXED_IN_BODY = "fixed in the body"
+
+
+def launched_kernel(kernel: Kernel, dropped: Iterable[DroppedParam]) -> Kernel:
+    """`kernel` as the module launches it: the size parameters the rename stage took out of the def (their values
+    are set in the body: RenameResult.dropped_params) keep their place in the signature, as kind FIXED_IN_BODY.
+
+    runtime_params leaves them out, and with it plan_arguments, the grid and do_not_specialize; the grid writes such a
+    size as its value (module_plan.build_grid). They keep their place so that Inductor's configs, which name
+    parameters by their index in its def, still name the right ones."""
+    gone = {d.param for d in dropped} & set(kernel.signature)
+    if not gone:
+        return kernel
+    signature = {p: FIXED_IN_BODY if p in gone else kind for p, kind in kernel.signature.items()}
+    return dataclasses.replace(kernel, signature=signature)
+
+
 def runtime_params(kernel: Kernel) -> list[str]:
     """Parameters launch() passes positionally, as Inductor does: all but the def's constexpr block sizes (a size
-    Inductor made a compile-time constant, like `xnumel = 1`, is still an ordinary argument of the def)."""
+    Inductor made a compile-time constant, like `xnumel = 1`, is an ordinary argument of Inductor's def) and, in a
+    launched_kernel, the sizes the body fixes."""
     constexprs = def_constexprs(kernel)
-    return [p for p in kernel.signature if p not in constexprs]
+    return [p for p, kind in kernel.signature.items() if p not in constexprs and kind != FIXED_IN_BODY]
 
 
 def index_bounds(kernel_source: str) -> int | None:

@@ -134,6 +134,7 @@ def compare_kernel(kernel: Kernel, launch: Launch, graph: Graph, directory: Path
     code = tamper(result.code) if tamper else result.code  # tests prove a changed kernel is caught
     renamed = getattr(load_module(code, directory, result.kernel_name), result.kernel_name)
     new_param = dict(result.params)
+    dropped = {d.param for d in result.dropped_params}  # sizes the renamed def fixes in its body: not passed
     constants = {k: v for k, v in inductor.triton_meta.get("constants", {}).items() if isinstance(k, str)}
     configs = inductor.configs if all_configs else inductor.configs[:1]
     for config in configs:
@@ -144,7 +145,7 @@ def compare_kernel(kernel: Kernel, launch: Launch, graph: Graph, directory: Path
         second = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in base.items()}
         grid = _grid(kernel, base, blocks)
         inductor.fn[grid](**first, **blocks)
-        renamed[grid](**{new_param.get(k, k): v for k, v in second.items()},
+        renamed[grid](**{new_param.get(k, k): v for k, v in second.items() if k not in dropped},
                       **{new_param.get(k, k): v for k, v in blocks.items()})
         for param, value in first.items():
             if isinstance(value, torch.Tensor) and not torch.equal(_bits(value), _bits(second[param])):

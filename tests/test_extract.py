@@ -84,6 +84,18 @@ def test_small_model_forward_and_backward_every_kernel_checks(small_model):
         assert "not checked" not in check.stdout, f"{module.name}: an output went unchecked:\n{check.stdout}"
 
 
+def test_small_model_kernels_take_no_parameter_they_overwrite(small_model):
+    """One size, one edit (issue 19 part 3): a size the kernel was compiled with is a real parameter or one line of
+    the body that says why it is fixed, never a parameter the body assigns. The checks above ran these modules."""
+    from test_fixed_sizes import KERNEL_REGION, overwritten_params
+
+    _, out = small_model
+    texts = {k["module"]: (out / k["module"]).read_text() for k in kernels(json.loads((out / "manifest.json").read_text()))}
+    assert {module: overwritten_params(text) for module, text in texts.items() if overwritten_params(text)} == {}
+    fixed = [module for module, text in texts.items() if "# fixed: " in KERNEL_REGION.search(text).group(1)]
+    assert len(fixed) >= 7, fixed  # the persistent reductions' row length, as Inductor compiled it
+
+
 # ---------------------------------------------------------------- determinism and replay
 
 

@@ -6,6 +6,7 @@ The bitwise proof runs Inductor's kernel and the renamed one under TRITON_INTERP
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from pathlib import Path
@@ -18,6 +19,7 @@ from harvest.model import Buffer, ExternCall, FxNode, Graph, Kernel, KernelComme
 from harvest.parse import parse_output_code
 from harvest.parse.fx_args import parse_fx_args
 from harvest.rename import (
+    DroppedParam,
     RenameContext,
     build_context,
     kernel_names,
@@ -65,15 +67,76 @@ def test_a_bounds_checked_size_becomes_a_real_parameter() -> None:
     assert "// 10" not in code
 
 
-def test_a_size_the_launch_does_not_pass_stays_fixed_and_says_why() -> None:
-    code = rename_kernel(SIZED, _sized("ks0")).code
-    assert "    n_elements = 1000  # fixed: compiled in by Inductor (the launch passes ks0)\n" in code
+def test_a_size_the_launch_does_not_pass_stays_fixed_and_leaves_the_def() -> None:
+    """One size, one edit: a fixed size is no parameter that the body overwrites, but a line that says why."""
+    assert_rewrite(SIZED, """
+        @triton.jit
+        def add_kernel(a_ptr, out_ptr, BLOCK_SIZE : tl.constexpr):
+            n_elements = 1000  # fixed: compiled in by Inductor (Inductor's launch passes ks0)
+            block_start = tl.program_id(0) * BLOCK_SIZE
+            offsets = block_start + tl.arange(0, BLOCK_SIZE)[:]
+            mask = offsets < n_elements
+            a = tl.load(a_ptr + (offsets), mask)
+            tl.store(out_ptr + (offsets), a + 1.0, mask)
+        """, _sized("ks0"))
+    result = rename_kernel(SIZED, _sized("ks0"))
+    assert result.dropped_params == (
+        DroppedParam("xnumel", "n_elements", 1000, "compiled in by Inductor (Inductor's launch passes ks0)"),)
+    # the name table still says what Inductor called it, and params still cover Inductor's whole def, in its order
+    assert ("n_elements", "xnumel", "") in result.mapping
+    assert result.params == (("in_ptr0", "a_ptr"), ("out_ptr0", "out_ptr"), ("xnumel", "n_elements"),
+                             ("XBLOCK", "BLOCK_SIZE"))
 
 
 def test_an_unmasked_size_stays_fixed_and_says_why() -> None:
     unmasked = SIZED.replace("xmask = xindex < xnumel", "xmask = tl.full([XBLOCK], True, tl.int1)")
-    code = rename_kernel(unmasked, _sized("1000")).code
-    assert "    n_elements = 1000  # fixed: at this size every block is full, so Inductor left out the bounds mask\n" in code
+    result = rename_kernel(unmasked, _sized("1000"))
+    assert "    n_elements = 1000  # fixed: at this size every block is full, so Inductor left out the bounds mask\n" \
+        in result.code
+    assert "def add_kernel(a_ptr, out_ptr, BLOCK_SIZE : tl.constexpr):" in result.code
+    assert [d.param for d in result.dropped_params] == ["xnumel"]
+
+
+def test_a_real_size_stays_in_the_def_and_records_nothing_dropped() -> None:
+    result = rename_kernel(SIZED, _sized("1000"))
+    assert "def add_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):" in result.code
+    assert result.dropped_params == ()
+
+
+def test_a_size_read_before_the_line_that_fixes_it_is_left_alone() -> None:
+    """Then the value passed is used: the parameter stays, and so does Inductor's line (no reason is claimed)."""
+    read_first = "    tmp9 = xnumel + 1\n    tl.store(out_ptr0, tmp9)\n    xnumel = 1000\n"
+    early = SIZED.replace("    xnumel = 1000\n", read_first)
+    result = rename_kernel(early, _sized("ks0"))
+    assert result.ok and result.dropped_params == ()
+    assert "def add_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):" in result.code
+    assert "    n_elements = 1000\n" in result.code
+
+
+def test_a_dropped_last_parameter_leaves_no_comma_behind() -> None:
+    """A def with no block parameter after its sizes (no_x_dim): the one before takes the place of the last."""
+    last = """
+@triton.jit
+def triton_per_fused_sum_0(in_ptr0, out_ptr0, xnumel, r0_numel):
+    xnumel = 1
+    r0_numel = 64
+    R0_BLOCK: tl.constexpr = 64
+    r0_index = tl.arange(0, R0_BLOCK)[:]
+    tmp0 = tl.load(in_ptr0 + (r0_index), None)
+    tmp1 = tl.sum(tmp0, 0)
+    tl.store(out_ptr0 + (0), tmp1, None)
+"""
+    assert_rewrite(last, """
+        @triton.jit
+        def sum_kernel(a_ptr, out_ptr):
+            n_rows = 1  # fixed: at this size every block is full, so Inductor left out the bounds mask
+            n_cols = 64  # fixed: the whole row is one block (BLOCK_COLS = 64), as Inductor compiled it
+            BLOCK_COLS: tl.constexpr = 64
+            cols = tl.arange(0, BLOCK_COLS)[:]
+            a = tl.load(a_ptr + (cols), None)
+            total = tl.sum(a, 0)
+            tl.store(out_ptr + (0), total, None)
+        """, RenameContext(kernel_name="sum_kernel"))
 
 
 def test_a_size_that_bounds_a_loop_stays_fixed_and_says_why() -> None:
@@ -103,9 +166,11 @@ def triton_red_fused_sum_0(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK : tl.cons
 """
     context = RenameContext(param_hints=(("in_ptr0", "a", "arg0_1"), ("out_ptr0", "", "buf0"), ("xnumel", "", "64"),
                                          ("r0_numel", "", "300")))
-    code = rename_kernel(looped, context).code
-    assert "    n_cols = 300  # fixed: a loop bound, as Inductor compiled it" in code
-    assert "n_rows = 64" not in code and "row_mask = rows < n_rows" in code
+    result = rename_kernel(looped, context)
+    assert "    n_cols = 300  # fixed: a loop bound, as Inductor compiled it" in result.code
+    assert "n_rows = 64" not in result.code and "row_mask = rows < n_rows" in result.code
+    assert "def sum_kernel(a_ptr, out_ptr, n_rows, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):" in result.code
+    assert [(d.param, d.name, d.value) for d in result.dropped_params] == [("r0_numel", "n_cols", 300)]
 
 
 def test_dead_locals_go_only_when_computing_them_has_no_effect() -> None:
@@ -252,7 +317,7 @@ def test_persistent_reduction_rows_cols_mean_var_rstd_and_output_pointers() -> N
         """,
         """
         @triton.jit
-        def layer_norm_fwd_kernel(rstd_ptr, a_ptr, weight_ptr, out_ptr, n_rows, n_cols, BLOCK_ROWS : tl.constexpr):
+        def layer_norm_fwd_kernel(rstd_ptr, a_ptr, weight_ptr, out_ptr, BLOCK_ROWS : tl.constexpr):
             n_rows = 32  # fixed: compiled in by Inductor
             n_cols = 32  # fixed: the whole row is one block (BLOCK_COLS = 32), as Inductor compiled it
             BLOCK_COLS: tl.constexpr = 32
@@ -543,6 +608,20 @@ def test_round_trip_every_fixture_kernel(graph: Graph, kernel: Kernel) -> None:
     traced = {old for _, old, _ in result.mapping}
     assert {old for old, new in result.params if old != new} <= traced
     assert all(re.search(rf"\b{re.escape(new)}\b", result.code) for new, _, _ in result.mapping)
+    # one size, one edit: no parameter of the renamed def is assigned in its body; a dropped one was Inductor's
+    # param, is one line of the body now, and the name table still maps it
+    tree = ast.parse(result.code)
+    (jit,) = [d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == result.kernel_name]
+    params = [a.arg for a in jit.args.args]
+    assigned = {t.id for n in ast.walk(jit) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    assert not assigned & set(params), sorted(assigned & set(params))
+    renamed = dict(result.params)
+    assert params == [renamed[p] for p in kernel.signature if p not in {d.param for d in result.dropped_params}]
+    for dropped in result.dropped_params:
+        assert dropped.param in kernel.signature and dropped.name == renamed[dropped.param]
+        assert (dropped.name, dropped.param) in {(new, old) for new, old, _ in result.mapping}
+        assert f"    {dropped.name} = {dropped.value}  # fixed: {dropped.reason}\n" in result.code
 
 
 @pytest.mark.parametrize(("graph", "kernel"), [(g, k) for _, g, k in CPU_KERNELS], ids=[i for i, _, _ in CPU_KERNELS])

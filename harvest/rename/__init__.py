@@ -19,13 +19,13 @@ import libcst as cst
 
 from harvest.model import Graph, Kernel, Launch
 from harvest.rename.apply import _rename
-from harvest.rename.context import RESERVED, RenameContext, RenameResult, _failure
+from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult, _failure
 from harvest.rename.names import _IDENT, _buffer_base, _producers, readable_kernel_name
 from harvest.rename.standalone import _kernel_def, _standalone
 from harvest.syntax import kernel_trees
 
 __all__ = [
-    "RESERVED", "RenameContext", "RenameResult", "build_context", "kernel_names", "readable_kernel_name",
+    "RESERVED", "DroppedParam", "RenameContext", "RenameResult", "build_context", "kernel_names", "readable_kernel_name",
     "rename_kernel", "strip_inductor_decorators",
 ]  # fmt: skip
 

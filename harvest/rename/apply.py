@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 import libcst.matchers as m
 
 from harvest.model import FxNode
 from harvest.ops import SAME_VALUES
-from harvest.rename.context import RESERVED, RenameContext, RenameResult
+from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult
 from harvest.rename.gather import _AXIS_NAME, _COORD, _LEFTOVER, _LEGACY, _TMP, _Facts, _Gather, _is_inductor_name
 from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import _ATEN_OF, _plan, _unique
@@ -23,15 +24,17 @@ from harvest.syntax import QuickTransformer, dotted_cst
 
 
 class _Apply(QuickTransformer):
-    """Rename the Name nodes scope analysis tied to the kernel's locals; drop the statements the plan deletes."""
+    """Rename the Name nodes scope analysis tied to the kernel's locals; drop the statements the plan deletes and
+    the kernel's parameters that it no longer takes."""
 
     def __init__(self, nodes: dict[int, str], drop: set[int], kernel: str, new_kernel: str,
-                 comments: dict[int, str] | None = None) -> None:
+                 comments: dict[int, str] | None = None, drop_params: frozenset[str] = frozenset()) -> None:
         self.nodes = nodes  # id(original Name node) -> new name
         self.drop = drop  # id(original statement line) to delete
         self.comments = comments or {}  # id(original statement line) -> a comment to put at its end
         self.kernel = kernel
         self.new_kernel = new_kernel
+        self.drop_params = drop_params  # Inductor names of the kernel's parameters to leave out of its def
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
         new = self.nodes.get(id(original_node))
@@ -54,9 +57,16 @@ class _Apply(QuickTransformer):
         return updated_node
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        if original_node.name.value == self.kernel:
-            return updated_node.with_changes(name=cst.Name(self.new_kernel))
-        return updated_node
+        if original_node.name.value != self.kernel:
+            return updated_node
+        updated_node = updated_node.with_changes(name=cst.Name(self.new_kernel))
+        if not self.drop_params:
+            return updated_node
+        old, new = original_node.params.params, updated_node.params.params  # the same parameters, in order
+        kept = [p for o, p in zip(old, new) if o.name.value not in self.drop_params]
+        if kept and kept[-1] is not new[-1]:  # the last one went: the new last one takes its (absent) comma
+            kept[-1] = kept[-1].with_changes(comma=new[-1].comma)
+        return updated_node.with_changes(params=updated_node.params.with_changes(params=kept))
 
 
 def _statement_of(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
@@ -117,20 +127,32 @@ _ASSIGN_LINE = m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Na
 _PURE_CALLS = frozenset({"tl.full", "tl.zeros", "tl.arange", "tl.program_id", "tl.broadcast_to"})
 
 
+@dataclass(frozen=True)
+class _FixedSize:
+    """A size parameter whose value the body overwrites with the size Inductor compiled in, and that stays so."""
+
+    param: str
+    line: int  # id of its `xnumel = 1048576` statement line
+    value: int
+    reason: tuple[str, ...]  # ("persistent", block, value) | ("unmasked",) | ("loop",) | ("launch", expression)
+
+
 def _size_params(kernel: cst.FunctionDef, facts: _Facts, scope: KernelScope, context: RenameContext,
-                 drop: set[int]) -> dict[int, tuple[str, ...]]:
+                 drop: set[int]) -> list[_FixedSize]:
     """Size parameters Inductor shadows with a constant (`xnumel = 1048576` under `def k(..., xnumel, ...)`).
 
     Where the kernel still bounds-checks against the size and the launch passes that same value, the constant line
-    is dropped (added to `drop`): the parameter becomes real, and a person who changes the size in make_inputs
-    changes what the kernel computes. Where Inductor's specialisation does not allow it, the line stays and gets a
-    reason (returned by statement): a persistent reduction's block is the row length, or the kernel has no bounds
-    mask at all (every block is full at this size), the size bounds a loop (on the H200 a run-time trip count
-    compiled a looped layer-norm backward to results 1 ulp off Inductor's in 9203 of 1M values), or the launch
-    passes another value.
+    is dropped (added to `drop`): the parameter becomes real, and a person who changes the size in ARGUMENTS
+    changes what the kernel computes. Where Inductor's specialisation does not allow it, the size stays fixed
+    (returned, to leave the def: no value passed for it was ever used) and its line gets a reason: a persistent
+    reduction's block is the row length, or the kernel has no bounds mask at all (every block is full at this
+    size), the size bounds a loop (on the H200 a run-time trip count compiled a looped layer-norm backward to
+    results 1 ulp off Inductor's in 9203 of 1M values), or the launch passes another value.
+    A parameter read before the line that overwrites it is used as passed, and is left alone.
     """
     hints = {param: expr.strip() for param, _, expr in context.param_hints}
-    fixed: dict[int, tuple[str, ...]] = {}
+    fixed: list[_FixedSize] = []
+    body = list(kernel.body.body)
     for name in facts.params:
         axis = _AXIS_NAME.match(name)
         if axis is None or axis.group(2) != "numel":
@@ -139,19 +161,26 @@ def _size_params(kernel: cst.FunctionDef, facts: _Facts, scope: KernelScope, con
         if len(lines) != 1 or scope.parents.get(lines[0]) is not kernel.body or not m.matches(lines[0], _CONSTANT_LINE):
             continue
         line = cst.ensure_type(lines[0], cst.SimpleStatementLine)
+        reads = scope.accesses.get(name, []) + scope.inner_accesses.get(name, [])
+        at = body.index(line)
+        if any((i := _enclosing(r, scope.parents, kernel.body)) is None or i <= at for r in reads):
+            continue
         value = cst.ensure_type(cst.ensure_type(line.body[0], cst.Assign).value, cst.Integer).evaluated_value
         block = f"{axis.group(1).upper()}BLOCK"
         block_values = facts.defs.get(block, [])
+        reason: tuple[str, ...]
         if axis.group(1).startswith("r") and len(block_values) == 1 and isinstance(block_values[0], cst.Integer):
-            fixed[id(line)] = ("persistent", block, block_values[0].value)
-        elif not scope.accesses.get(name) and not scope.inner_accesses.get(name):
-            fixed[id(line)] = ("unmasked",)
+            reason = ("persistent", block, block_values[0].value)
+        elif not reads:
+            reason = ("unmasked",)
         elif any(_in_loop_bound(node, scope.parents) for node in scope.accesses.get(name, [])):
-            fixed[id(line)] = ("loop",)
+            reason = ("loop",)
         elif hints.get(name) == str(value):
             drop.add(id(line))
+            continue
         else:
-            fixed[id(line)] = ("launch", hints.get(name, ""))
+            reason = ("launch", hints.get(name, ""))
+        fixed.append(_FixedSize(name, id(line), int(value), reason))
     return fixed
 
 
@@ -173,7 +202,7 @@ def _fixed_size_comment(reason: tuple[str, ...], final: dict[str, str]) -> str:
     if reason[0] == "unmasked":
         return "# fixed: at this size every block is full, so Inductor left out the bounds mask"
     if reason[1]:
-        return f"# fixed: compiled in by Inductor (the launch passes {reason[1]})"
+        return f"# fixed: compiled in by Inductor (Inductor's launch passes {reason[1]})"
     return "# fixed: compiled in by Inductor"
 
 
@@ -290,8 +319,9 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
             continue
         for node in assignments(name) + scope.accesses.get(name, []) + scope.inner_accesses.get(name, []):
             nodes[id(node)] = new
-    comments = {statement: _fixed_size_comment(reason, final) for statement, reason in fixed.items()}
-    renamed = module.visit(_Apply(nodes, drop, old_kernel, new_kernel, comments))
+    comments = {size.line: _fixed_size_comment(size.reason, final) for size in fixed}
+    dropped = {size.param for size in fixed}
+    renamed = module.visit(_Apply(nodes, drop, old_kernel, new_kernel, comments, frozenset(dropped)))
     code = renamed.code
 
     warnings: list[str] = []
@@ -299,9 +329,10 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     compile(tree, f"<{new_kernel}>", "exec")  # raises -> caller falls back to Inductor's names
     new_def = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == new_kernel), None)
     new_params = [p.arg for p in new_def.args.args] if new_def else []
-    if len(new_params) != len(facts.params):
+    if len(new_params) != len(facts.params) - len(dropped):
         raise ValueError("the parameter list changed length")
-    params = tuple(zip(facts.params, new_params))
+    taken = iter(new_params)
+    params = tuple((p, final.get(p, p) if p in dropped else next(taken)) for p in facts.params)
     if len(set(new_params)) != len(new_params):
         raise ValueError("two parameters got the same name")
     left = sorted(set(_LEFTOVER.findall(code)))
@@ -312,8 +343,11 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     for name in order + list(merged):
         if name in final and final[name] != name:
             mapping.append((final[name], name, trace.get(name, "") or fx.get(name, "")))
+    dropped_params = tuple(DroppedParam(size.param, final.get(size.param, size.param), size.value,
+                                        _fixed_size_comment(size.reason, final).removeprefix("# fixed: "))
+                           for size in fixed)
     return RenameResult(code=code, kernel_name=new_kernel, mapping=tuple(mapping), params=params, ok=True,
-                        warnings=tuple(warnings))
+                        warnings=tuple(warnings), dropped_params=dropped_params)
 
 
 def _fx_op(target: str) -> str:
