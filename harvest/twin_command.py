@@ -1,8 +1,9 @@
 """`harvest twin PATH`: write the CUDA C++ twin of every kernel of an extraction (or of one graph or one module).
 
 For each kernel module OUT/<graph>/<kernel>.py it writes OUT/<graph>/twin/<kernel>.cu (the kernel, plain CUDA) and
-OUT/<graph>/twin/<kernel>_twin.py (builds it with load_inline, --check against the run's record, --bench), checks
-with `nvcc -ptx` that each twin compiles, and records in manifest.json and report.md, per kernel, "twin" or
+OUT/<graph>/twin/<kernel>_twin.py (its launcher and parameters; building it with load_inline, --check against the
+run's record and --bench are OUT/twin_harness.py, written once per extraction), checks with `nvcc -ptx` that each
+twin compiles, and records in manifest.json and report.md, per kernel, "twin" or
 "no twin: <reason>". The modules are read as text; nothing from the extraction is imported or run.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
-import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -23,6 +23,8 @@ from harvest.report import read_manifest, render_report
 from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinSource, read_module, translate
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
+
+TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 
 
 @dataclass
@@ -58,15 +60,27 @@ def find_extraction(path: Path) -> tuple[Path, str | None]:
     raise UsageError(f"{path} is not inside an extraction (no manifest.json here or above): run `harvest extract` first")
 
 
-def twin_module_text(source: TwinSource, graph: str, kernel_file: str) -> str:
+def twin_module_text(source: TwinSource, graph: str, kernel_file: str, kernel_params: tuple[str, ...] = ()) -> str:
+    """The twin module: what is its own (launcher, parameters, the kernel module it mirrors); the rest is the
+    extraction's twin_harness.py. kernel_params: the Triton kernel's runtime parameters (those not in the
+    launcher's are named as not passed)."""
     stem = kernel_file.removesuffix(".py")
-    extension = re.sub(r"\W", "_", f"harvest_twin_{graph}_{stem}")
+    dropped = [p for p in kernel_params if p not in source.params]
+    note = f"; not passed: {', '.join(dropped)} (the twin never reads {'it' if len(dropped) == 1 else 'them'})" if dropped else ""
     text = load_template("twin.py.j2").render(
-        kernel_name=source.kernel_name, kernel_file=kernel_file, shape=source.shape, params=repr(list(source.params)),
-        declaration=source.declaration, launcher=source.launcher, twin_path=f"{graph}/twin/{stem}_twin.py",
-        extension_name=extension,
+        kernel_name=source.kernel_name, kernel_file=kernel_file, kernel_path=f"{graph}/{kernel_file}", shape=source.shape,
+        params=repr(list(source.params)), params_note=note, declaration=source.declaration,
+        launcher=source.launcher.rstrip("\n"), twin_path=f"{graph}/twin/{stem}_twin.py",
     )
     compile(text, f"{stem}_twin.py", "exec")  # generated code always compiles before it is written
+    return text
+
+
+def twin_harness_text() -> str:
+    """OUT/twin_harness.py: the CUDA toolkit from pip, the build, the Triton module bound to its harness, check,
+    bench and the command line of every twin module."""
+    text = load_template("twin_harness.py.j2").render()
+    compile(text, TWIN_HARNESS_PATH, "exec")
     return text
 
 
@@ -90,19 +104,22 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
         outcome = TwinOutcome(module, kernel.get("display_name") or kernel["name"], kernel.get("kind", "?"), "ok")
         try:
             text = (out_dir / module).read_text(encoding="utf-8")
-            source = translate(read_module(text, module))
+            facts = read_module(text, module)
+            source = translate(facts)
         except (NoTwin, OSError) as exc:
             outcome.status, outcome.reason = "no twin", str(exc)
         else:
             graph_dir = Path(module).parent.as_posix()
             cu_path, py_path = f"{graph_dir}/twin/{stem}.cu", f"{graph_dir}/twin/{stem}_twin.py"
             files[cu_path] = source.cuda
-            files[py_path] = twin_module_text(source, graph_dir, Path(module).name)
+            files[py_path] = twin_module_text(source, graph_dir, Path(module).name, facts.params)
             outcome.shape, outcome.files = source.shape, (cu_path, py_path)
         run.outcomes.append(outcome)
         on_progress(f"{module}: " + (f"twin ({outcome.shape})" if outcome.status == "ok" else f"no twin: {outcome.reason}"))
     if compile_check:
         run.compiled_with = _compile_all(run.outcomes, files, arch, on_progress)
+    if any(o.status == "ok" for o in run.outcomes):
+        files[TWIN_HARNESS_PATH] = twin_harness_text()
     by_module = {o.module: o for o in run.outcomes}
     for _graph, kernel, module in entries:
         outcome = by_module[module]
@@ -116,6 +133,8 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
         kernel["twin"] = entry
     generated = dict(manifest.get("generated_files") or {})
     redone = {f"{Path(m).parent.as_posix()}/twin/{Path(m).stem}{suffix}" for _, _, m in entries for suffix in (".cu", "_twin.py")}
+    if selected is None:  # every twin made again: the shared file goes with the last of them
+        redone.add(TWIN_HARNESS_PATH)
     keep = set(generated) - redone  # only the twins of the kernels translated now may be replaced or removed
     files["report.md"] = render_report(manifest)
     run.writes = write_generated(out_dir, files, force=force, keep=keep)

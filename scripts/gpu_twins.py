@@ -2,8 +2,9 @@
 
 Each twin module builds its own load_inline extension (20-30 s of torch headers each); for a whole model that is
 too slow to verify, so this script joins the twins of each extraction into one extension (each twin's code in its
-own namespace, kernels and launchers renamed), builds the extensions in parallel, then runs every twin module's own
-check() and bench() with the joined extension's launch function. Prints a table; writes twins.json and twins.md.
+own namespace, kernels and launchers renamed, the extraction's twin_harness.py LAUNCH_HELPERS once), builds the
+extensions in parallel, then runs every twin's check() and bench() (twin_harness.Twin) with the joined extension's
+launch function. Prints a table; writes twins.json and twins.md.
 
     python scripts/gpu_twins.py OUT_DIR EXTRACTION [EXTRACTION ...]
 """
@@ -53,8 +54,8 @@ def load(path: Path, name: str):
     return module
 
 
-def joined_sources(twins: list[dict]) -> tuple[str, str, list[str]]:
-    cuda, declarations, functions = [PRELUDE], [], []
+def joined_sources(twins: list[dict], launch_helpers: str) -> tuple[str, str, list[str]]:
+    cuda, declarations, functions = [PRELUDE, launch_helpers], [], []
     for i, twin in enumerate(twins):
         module_text = twin["module"].read_text()
         launcher = re.search(r'LAUNCHER = r"""(.*?)"""', module_text, re.S).group(1)
@@ -91,7 +92,8 @@ def main() -> int:
         twins = twins_of(extraction)
         if not twins:
             continue
-        cuda, cpp, functions = joined_sources(twins)
+        launch_helpers = load(extraction / "twin_harness.py", f"twin_harness_{len(jobs)}").LAUNCH_HELPERS
+        cuda, cpp, functions = joined_sources(twins, launch_helpers)
         name = re.sub(r"\W", "_", f"twins_{extraction.name}")
         build_dir = f"/tmp/twin-build/{name}"
         jobs.append((name, cuda, cpp, functions, build_dir))
@@ -108,11 +110,12 @@ def main() -> int:
         for i, twin in enumerate(twins):
             launch = getattr(extension, f"launch_{i}")
             module = load(twin["module"], f"twin_{name}_{i}")
+            bound = sys.modules[module.main.__module__].Twin(vars(module))  # the module bound to its twin_harness.py
             log = io.StringIO()
             try:
                 with redirect_stdout(log):
-                    ok = module.check("cuda", 0, launch=launch)
-                    timing = module.bench("cuda", 0, launch=launch)
+                    ok = bound.check("cuda", 0, launch=launch)
+                    timing = bound.bench("cuda", 0, launch=launch)
             except Exception as exc:  # one twin's failure must not hide the others
                 ok, timing = False, None
                 log.write(f"raised {type(exc).__name__}: {exc}\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -17,9 +18,13 @@ import pytest
 from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest
 
 from harvest.errors import NoDeviceError
+from harvest.resources import load_template
 from harvest.twin import NoTwin, read_module, translate
+from harvest.twin.cpp import Uses
+from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
+from harvest.twin_command import twin_module_text
+from harvest.writer import sha256
 
-SHOWCASE = ROOT / "extracted" / "h200"
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 
@@ -32,72 +37,156 @@ def ptx_of(cuda: str, tmp_path: Path, name: str = "twin") -> str:
     return (tmp_path / f"{name}.ptx").read_text()
 
 
-def module_text(relative: str) -> str:
-    return (SHOWCASE / relative).read_text(encoding="utf-8")
+def extract(factory, name: str) -> Path:
+    """examples/NAME.py extracted on the CPU path (real Inductor Triton kernels, the run's record of every launch)."""
+    out = factory.mktemp(name) / name
+    done = harvest("extract", str(EXAMPLES / f"{name}.py"), "-o", str(out), "-q", cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def square_square(tmp_path_factory) -> Path:
+    return extract(tmp_path_factory, "square_square")
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory) -> Path:
+    return extract(tmp_path_factory, "small_model")
+
+
+@pytest.fixture(scope="module")
+def small_twins(small_model, tmp_path_factory) -> Path:
+    """A copy of the small model's extraction after `harvest twin` (every twin compiled by nvcc when it is here)."""
+    out = tmp_path_factory.mktemp("twins") / "small_model"
+    shutil.copytree(small_model, out)
+    done = harvest("twin", str(out), *([] if NVCC else ["--no-compile"]), cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def twin_of(extraction: Path, module: str, edit: tuple[str, str] | None = None):
+    text = (extraction / module).read_text(encoding="utf-8")
+    if edit:
+        assert edit[0] in text, edit[0]
+        text = text.replace(*edit)
+    return translate(read_module(text, module))
+
+
+def cu_helpers(cuda: str) -> set[str]:
+    """The hv:: helpers a .cu defines."""
+    namespace = cuda[cuda.index("namespace hv {") : cuda.index("}  // namespace hv")] if "namespace hv {" in cuda else ""
+    return {name for name in HELPER_NEEDS if re.search(rf"(struct {name}\b|\b{name}\()", namespace)}
 
 
 @needs_nvcc
-def test_square_twin_moves_16_bytes_per_access(tmp_path):
-    twin = translate(read_module(module_text("square_square/g0_inference/square_square_kernel.py")))
+def test_square_twin_moves_16_bytes_per_access(square_square, tmp_path):
+    twin = twin_of(square_square, "g0_inference/square_square_kernel.py")
     assert twin.shape == "pointwise" and twin.params == ("a_ptr", "out_ptr", "n_elements")
     assert 'extern "C" __global__ void square_square_kernel(' in twin.cuda
     assert "hv::load_vector(a_ptr + hv_base" in twin.cuda and "hv::store_vector(out_ptr + hv_base" in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
     assert "ld.global.v4" in ptx and "st.global.v4" in ptx
     assert "void launch(torch::Tensor a_ptr, torch::Tensor out_ptr, int64_t n_elements);" == twin.declaration
-    assert "square_square_kernel<<<" in twin.launcher
+    assert "square_square_kernel<<<hv::pointwise_blocks(hv_numel, 256, 4), 256, 0," in twin.launcher
+    # only the helpers it names: no reduction, no NaN-aware max, no cast
+    assert cu_helpers(twin.cuda) == {"aligned16", "load_vector", "store_vector"}
+    assert "shuffle_xor" not in twin.cuda and "block_reduce" not in twin.cuda and "struct Sum" not in twin.cuda
 
 
 @needs_nvcc
-def test_layer_norm_twin_reduces_rows_with_shuffles(tmp_path):
-    twin = translate(read_module(module_text("small_model/g0_forward/layer_norm_fwd_kernel.py")))
+def test_layer_norm_twin_reduces_rows_with_shuffles(small_model, tmp_path):
+    twin = twin_of(small_model, "g0_forward/layer_norm_fwd_kernel.py")
     assert twin.shape == "reduction"
     assert twin.cuda.count("hv::block_reduce(") == 2  # mean, then variance: each its own pass over the row
     assert "rsqrtf(" in twin.cuda  # libdevice.rsqrt: the accurate function
+    assert cu_helpers(twin.cuda) == {"Sum", "shuffle_xor", "block_reduce"}  # no Prod, Max, MinNan, Welford, ...
     ptx = ptx_of(twin.cuda, tmp_path)
     assert "shfl.sync.bfly" in ptx and "bar.sync" in ptx
 
 
-def test_unsupported_kernel_gets_a_reason_not_a_twin():
-    text = module_text("square_square/g0_inference/square_square_kernel.py").replace("square = a * a", "square = tl.cumsum(a, 0)")
+def test_unsupported_kernel_gets_a_reason_not_a_twin(square_square):
     with pytest.raises(NoTwin, match=r"uses tl\.cumsum"):
-        translate(read_module(text))
+        twin_of(square_square, "g0_inference/square_square_kernel.py", ("square = a * a", "square = tl.cumsum(a, 0)"))
 
 
 def test_last_value_accumulator_is_refused():
     """A loop-carried value that is not folded by the combine its final reduction undoes cannot be split across
     threads: the twin must refuse it rather than compute something else."""
-    text = module_text("small_model/g1_backward/add_sum_kernel.py")
-    last_value = text.replace("total_acc = tl.where(col_mask, add, total_acc)", "total_acc = tl.where(col_mask, broadcast, total_acc)")
+    text = (ROOT / "tests/fixtures/twin/dynamic_outer_sum_kernel.py").read_text()
+    last_value = text.replace("total_acc = tl.where(col_mask & row_mask, add, total_acc)", "total_acc = tl.where(col_mask & row_mask, broadcast, total_acc)")
     assert last_value != text
     translate(read_module(text))  # the sum itself translates
     with pytest.raises(NoTwin, match="accumulator total_acc"):
         translate(read_module(last_value))
 
 
-def test_literal_grid_counts_programs_times_block():
-    text = module_text("small_model/g0_forward/layer_norm_fwd_kernel.py")
-    literal = text.replace('grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)', "grid = (1024,)")
-    assert literal != text
-    twin = translate(read_module(literal))
-    assert "const int64_t hv_rows = int64_t(2048);" in twin.launcher  # 1024 programs x BLOCK_ROWS 2
+def test_literal_grid_counts_programs_times_block(small_model):
+    twin = twin_of(small_model, "g0_forward/layer_norm_fwd_kernel.py", ('grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)', "grid = (1024,)"))
+    block_rows = read_module((small_model / "g0_forward/layer_norm_fwd_kernel.py").read_text()).constexprs["BLOCK_ROWS"]
+    assert f"const int64_t hv_rows = int64_t({1024 * block_rows});" in twin.launcher  # 1024 programs x BLOCK_ROWS
 
 
-def test_module_without_arguments_table_is_refused():
-    text = module_text("square_square/g0_inference/square_square_kernel.py").replace("ARGUMENTS = {", "INPUTS = {")
+def test_module_without_arguments_table_is_refused(square_square):
     with pytest.raises(NoTwin, match=r"not one harvest can read \(no ARGUMENTS = \.\.\."):
-        translate(read_module(text))
+        twin_of(square_square, "g0_inference/square_square_kernel.py", ("ARGUMENTS = {", "INPUTS = {"))
     with pytest.raises(NoTwin, match="no '# >>> kernel' line"):
         translate(read_module("import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n"))
 
 
 @needs_nvcc
-def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
+def test_a_parameter_the_kernel_never_reads_is_not_passed(square_square, tmp_path):
+    """Gone from the CUDA signature and the launcher's call; the launcher and PARAMS keep what the launch reads."""
+    text = (square_square / "g0_inference/square_square_kernel.py").read_text()
+    for old, new in [("out_ptr, n_elements, BLOCK_SIZE", "out_ptr, n_elements, scale, BLOCK_SIZE"),
+                     ("out_ptr, n_elements, config=CONFIG", "out_ptr, n_elements, scale, config=CONFIG"),
+                     ("out_ptr, n_elements, **config", "out_ptr, n_elements, scale, **config"),
+                     ('    "n_elements": 1000000,\n', '    "n_elements": 1000000,\n    "scale": 3,\n')]:
+        assert old in text, old
+        text = text.replace(old, new)
+    facts = read_module(text)
+    assert facts.params == ("a_ptr", "out_ptr", "n_elements", "scale")
+    twin = translate(facts)
+    assert twin.params == ("a_ptr", "out_ptr", "n_elements") and "scale" not in twin.declaration + twin.launcher
+    assert "// Not a parameter here: scale (the kernel never reads it" in twin.cuda
+    assert "int32_t n_elements) {" in twin.cuda and "scale" not in twin.cuda.split('extern "C"')[1]
+    module = twin_module_text(twin, "g0_inference", "square_square_kernel.py", facts.params)
+    assert "PARAMS = ['a_ptr', 'out_ptr', 'n_elements']  # launch()'s, passed from square_square_kernel.py's ARGUMENTS by name; not passed: scale" in module
+    ptx_of(twin.cuda, tmp_path)
+    # a parameter the body overwrites (n_rows = 32) is not the kernel's; the launcher still reads it for the grid
+    dynamic = translate(read_module((ROOT / "tests/fixtures/twin/dynamic_outer_sum_kernel.py").read_text()))
+    signature = dynamic.cuda.split('extern "C" __global__ void')[1].split(") {")[0]
+    assert "n_rows" not in signature and "n_cols" in signature and "const int32_t n_rows = 32;" in dynamic.cuda
+    assert "n_rows" in dynamic.params and "const int64_t hv_rows = n_rows;" in dynamic.launcher
+    assert "static_cast<int32_t>(n_rows)" not in dynamic.launcher
+
+
+def test_every_helper_of_the_cu_template_is_written_with_what_it_needs_and_nothing_else(tmp_path):
+    """twin/helpers.py's table against twin.cu.j2: each helper alone, with the helpers the table says it needs, names
+    no other helper; all of them together compile."""
+    template = load_template("twin.cu.j2")
+
+    def render(helpers, uses=Uses()):
+        return template.render(kernel_name="k", signature="float* x", body="", uses=uses, helpers=frozenset(helpers),
+                               unused=[], shape="pointwise", notes=["a test"])
+
+    for name in HELPER_NEEDS:
+        wanted = helpers_named(f"hv::{name}")
+        cuda = render(wanted)
+        assert cu_helpers(cuda) == wanted, name
+        assert not (identifiers(cuda) & set(HELPER_NEEDS)) - wanted, (name, (identifiers(cuda) & set(HELPER_NEEDS)) - wanted)
+    assert "namespace hv" not in render(())
+    if NVCC:
+        ptx_of(render(HELPER_NEEDS, Uses(half=True, bf16=True, assert_=True)), tmp_path)
+
+
+@needs_nvcc
+def test_harvest_twin_writes_twins_manifest_and_report(small_model, tmp_path):
     out = tmp_path / "small_model"
-    shutil.copytree(SHOWCASE / "small_model", out)
+    shutil.copytree(small_model, out)
     result = harvest("twin", str(out), cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert "reduction: 9 of 9 translated" in result.stderr and "pointwise: 4 of 4 translated" in result.stderr
+    assert "reduction: 7 of 7 translated" in result.stderr and "pointwise: 4 of 4 translated" in result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     entries = [k["twin"] for g in manifest["graphs"] for k in g["kernels"]]
     assert all(e["status"] == "ok" and e["nvcc"] == "compiles for sm_90" for e in entries)
@@ -105,6 +194,9 @@ def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
     module = out / "g0_forward" / "twin" / "softmax_kernel_twin.py"
     assert cu.is_file() and module.is_file()
     assert manifest["generated_files"]["g0_forward/twin/softmax_kernel.cu"]
+    # the twins' shared code: written once beside the graphs, hashed in the manifest like harness.py
+    harness = out / "twin_harness.py"
+    assert manifest["generated_files"]["twin_harness.py"] == sha256(harness.read_text())
     assert "CUDA twins" in (out / "report.md").read_text()
     # without a GPU the twin module says so in one line
     run = subprocess.run([sys.executable, str(module)], capture_output=True, text=True, cwd=out)
@@ -119,15 +211,79 @@ def test_harvest_twin_writes_twins_manifest_and_report(tmp_path):
     harvest("twin", str(out / "g0_forward" / "layer_norm_fwd_kernel.py"), "--no-compile", cwd=ROOT)
     assert (out / "g0_forward" / "twin" / "layer_norm_fwd_kernel.cu").read_bytes() == first
     assert cu.read_text().endswith("// tuned by hand\n")  # another kernel's twin untouched
+    assert harness.is_file() and json.loads((out / "manifest.json").read_text())["generated_files"]["twin_harness.py"]
 
 
-def test_a_twin_module_without_a_gpu_exits_9_as_harvest_documents_it(tmp_path):
+def test_twin_modules_hold_only_what_is_their_own(small_twins):
+    """The build, the Triton module bound to its harness, check, bench and main are the extraction's twin_harness.py:
+    a twin module is its header, KERNEL_FILE, LAUNCHER, DECLARATION, PARAMS and a two-line main (169-176 lines each
+    before, 32-39 now), and no 6 lines (blank ones left out) are the same in two of them."""
+    modules = sorted(small_twins.glob("*/twin/*_twin.py"))
+    assert len(modules) == 11
+    texts = {m.relative_to(small_twins).as_posix(): m.read_text() for m in modules}
+    for name, text in texts.items():
+        assert len(text.splitlines()) <= 45, (name, len(text.splitlines()))
+        assert "def " not in text and "pip_cuda_toolkit" not in text and "argparse" not in text, name
+        assert text.rstrip().endswith('if __name__ == "__main__":\n    sys.exit(main(globals()))'), name
+    seen: dict[tuple[str, ...], str] = {}
+    for name, text in texts.items():
+        lines = [line for line in text.splitlines() if line.strip()]
+        for start in range(len(lines) - 5):
+            block = tuple(lines[start : start + 6])
+            assert seen.setdefault(block, name) == name, f"{name} and {seen[block]} share:\n" + "\n".join(block)
+
+
+def test_every_cu_holds_only_the_helpers_its_kernel_names(small_twins):
+    kinds = {}
+    for cu in sorted(small_twins.glob("*/twin/*.cu")):
+        cuda = cu.read_text()
+        body = cuda[cuda.index('extern "C" __global__') :]
+        assert cu_helpers(cuda) == helpers_named(body), cu.name
+        kinds.setdefault("reduction" if "block_reduce(" in body or "column_reduce(" in body else "pointwise", []).append(cuda)
+    assert len(kinds["pointwise"]) == 4 and len(kinds["reduction"]) == 7
+    for cuda in kinds["pointwise"]:  # no warp-reduce helper, no reduction functor in a pointwise twin
+        assert not cu_helpers(cuda) & {"shuffle_xor", "block_reduce", "column_reduce", "Sum", "MaxNan", "Welford"}
+    for cuda in kinds["reduction"]:
+        assert not cu_helpers(cuda) & {"Prod", "Min", "MinNan", "Welford", "ArgMax", "philox", "load_vector"}
+
+
+def test_a_twin_module_binds_its_triton_module_and_checks_through_the_twin_harness(small_twins, monkeypatch, capsys):
+    """On a CPU, with a Python stand-in for the compiled launch: check() runs the recorded inputs through it and
+    compares every output with the record and the reference (a wrong result fails)."""
+    import importlib.util
+
+    import torch
+
+    path = small_twins / "g0_forward" / "twin" / "add_kernel_twin.py"
+    spec = importlib.util.spec_from_file_location("add_kernel_twin_test", path)
+    module = importlib.util.module_from_spec(spec)
+    for name in ("harness", "twin_harness"):  # this extraction's, not one another test imported
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    spec.loader.exec_module(module)
+    twin = sys.modules[module.main.__module__].Twin(vars(module))
+    assert Path(sys.modules[module.main.__module__].__file__).resolve() == (small_twins / "twin_harness.py").resolve()
+    kernel = twin.triton_module()
+    assert set(twin.PARAMS) <= set(kernel.ARGUMENTS) and kernel.load_record("cpu") is not None
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    output, first = twin.PARAMS[0], twin.PARAMS[1]
+
+    def launch(*args):  # what add_kernel computes: the output += the other input
+        named = dict(zip(twin.PARAMS, args))
+        named[output].add_(named[first])
+
+    assert twin.check("cpu", launch=launch)
+    said = capsys.readouterr().out
+    assert "add_kernel CUDA twin on cpu (recorded inputs):" in said and said.count(" ok ") >= 2, said
+    assert not twin.check("cpu", launch=lambda *args: None)
+
+
+def test_a_twin_module_without_a_gpu_exits_9_as_harvest_documents_it(square_square, tmp_path):
     """Its --check exited 1 without a GPU while a kernel module's --bench exited 9: one code says "needs a GPU"."""
     import torch
 
     assert not torch.cuda.is_available(), "this test is about a machine without a GPU"
     out = tmp_path / "square_square"
-    assert harvest("extract", str(EXAMPLES / "square_square.py"), "-o", str(out), "-q", cwd=tmp_path).returncode == 0
+    shutil.copytree(square_square, out)
     assert harvest("twin", str(out), "--no-compile", cwd=tmp_path).returncode == 0
     [module] = out.glob("g0_inference/twin/*_twin.py")
     for flags in (["--check"], ["--bench"], []):
@@ -178,22 +334,22 @@ def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
 
 
 @needs_nvcc
-def test_outer_reduction_takes_32_rows_per_block(tmp_path):
-    """A sum over the outer dimension (add_sum: row stride 1, reduced stride 512) puts 32 neighbouring rows on
+def test_outer_reduction_takes_32_rows_per_block(small_model, tmp_path):
+    """A sum over the outer dimension (add_sum: row stride 1, reduced stride 32) puts 32 neighbouring rows on
     threadIdx.x so the loads coalesce, and combines each row's partials through shared memory."""
-    twin = translate(read_module(module_text("small_model/g1_backward/add_sum_kernel.py")))
-    assert "hv::column_reduce(total_acc, hv::Sum())" in twin.cuda
-    assert "if (threadIdx.y == 0 && hv_row_ok) out_ptr[rows] = total;" in twin.cuda
-    assert "const dim3 hv_threads(32, hv_lanes);" in twin.launcher
+    twin = twin_of(small_model, "g1_backward/add_sum_kernel.py")
+    assert "hv::column_reduce(hv_partial, hv::Sum())" in twin.cuda
+    assert "if (threadIdx.y == 0 && hv_row_ok && row_mask) out_ptr[rows] = total;" in twin.cuda
+    assert "<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rnumel), 0," in twin.launcher
+    assert cu_helpers(twin.cuda) == {"Sum", "column_reduce"}  # no block_reduce, no shuffle
     ptx_of(twin.cuda, tmp_path)
-    inner = translate(read_module(module_text("small_model/g0_forward/softmax_kernel.py")))
+    inner = twin_of(small_model, "g0_forward/softmax_kernel.py")
     assert "hv::block_reduce(" in inner.cuda and "column_reduce" not in inner.cuda
 
 
 @needs_nvcc
 def test_outer_reduction_with_a_dynamic_size_in_its_address_still_takes_32_rows_per_block(tmp_path):
-    """graph_break_recompile's recompiled backward (dynamic shapes) on the CPU path, the module harvest wrote for it
-    (in the lean module format).
+    """graph_break_recompile's recompiled backward (dynamic shapes) on the CPU path, the module harvest wrote for it.
     On the H200 Inductor split the same sum and put the run-time size in the address (`2048*x1*((15 + ks0) // 16)`,
     tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/models/graph_break_recompile/g7_backward.py); that form is put in
     here. A size known only at run time gets a stand-in value when the mapping is chosen: strides decide it."""

@@ -12,6 +12,7 @@ from harvest.shapes import evaluate_node
 from harvest.syntax import dotted
 from harvest.twin.cpp import Emitter, Var
 from harvest.twin.facts import FLOATS, ModuleFacts, NoTwin, TwinSource
+from harvest.twin.helpers import helpers_named, identifiers
 
 
 @dataclass
@@ -178,6 +179,7 @@ def _start(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], 
         dtype = facts.arg_dtypes[name]
         cname = out.fresh(name + "_param" if name in shadowed else name)
         out.taken.add(cname)
+        out.params[name] = cname
         ctype = out.ctype(dtype)
         if _is_pointer(facts, name):
             const = "" if name in facts.stored else "const "
@@ -195,9 +197,8 @@ def _is_pointer(facts: ModuleFacts, name: str) -> bool:
     return name in facts.pointer_params
 
 
-def _launcher_params(facts: ModuleFacts) -> list[str]:
-    return [f"torch::Tensor {n}" if _is_pointer(facts, n) else ("double " if facts.arg_dtypes[n] in FLOATS else "int64_t ") + n
-            for n in facts.params]
+def _launcher_param(facts: ModuleFacts, name: str) -> str:
+    return f"torch::Tensor {name}" if _is_pointer(facts, name) else ("double " if facts.arg_dtypes[name] in FLOATS else "int64_t ") + name
 
 
 def _index_dtype(facts: ModuleFacts, offset_name: str) -> str:
@@ -206,15 +207,34 @@ def _index_dtype(facts: ModuleFacts, offset_name: str) -> str:
 
 
 def _finish(facts: ModuleFacts, out: Emitter, signature: list[str], launcher_args: list[str], launch_lines: list[str],
-            shape: str, notes: list[str]) -> TwinSource:
-    uses = out.uses
-    cuda = load_template("twin.cu.j2").render( kernel_name=facts.name, signature=",\n    ".join(signature), body="\n".join(out.lines), uses=uses,
-        shape=shape, notes=notes,
+            blocks: str, threads: str, shape: str, notes: list[str]) -> TwinSource:
+    """The .cu (with the helpers its body names, and the parameters it reads) and the launcher (with the parameters
+    it or the kernel reads); `signature` and `launcher_args` are per parameter of facts.params."""
+    body = "\n".join(out.lines)
+    read = identifiers(body)
+    kept = [i for i, name in enumerate(facts.params) if out.params[name] in read]
+    unread = [name for name in facts.params if out.params[name] not in read]
+    host = identifiers("\n".join([*launch_lines, blocks, threads]))
+    launched = tuple(name for i, name in enumerate(facts.params) if i in kept or name in host)
+    cuda = load_template("twin.cu.j2").render(
+        kernel_name=facts.name, signature=",\n    ".join(signature[i] for i in kept), body=body, uses=out.uses,
+        helpers=helpers_named(body), unused=unread, shape=shape, notes=notes,
     )
-    params = _launcher_params(facts)
+    params = [_launcher_param(facts, name) for name in launched]
     declaration = f"void launch({', '.join(params)});"
-    launcher = load_template("twin_launcher.cu.j2").render( kernel_name=facts.name, params=", ".join(params), launch_lines=launch_lines,
-        arguments=",\n        ".join(launcher_args),
+    launcher = load_template("twin_launcher.cu.j2").render(
+        kernel_name=facts.name, params=", ".join(params), launch_lines=launch_lines, blocks=blocks, threads=threads,
+        arguments=_packed([launcher_args[i] for i in kept], indent=8, width=120),
     )
-    return TwinSource(facts.name, cuda, launcher, declaration, facts.params, shape, tuple(notes))
+    return TwinSource(facts.name, cuda, launcher, declaration, launched, shape, tuple(notes))
 
+
+def _packed(items: list[str], indent: int, width: int) -> str:
+    """Comma-separated, as many on a line as fit in `width` (clang-format's bin-packing of arguments)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and indent + len(lines[-1]) + len(item) + 2 <= width:
+            lines[-1] += f", {item}"
+        else:
+            lines.append(item)
+    return (",\n" + " " * indent).join(lines)

@@ -33,20 +33,10 @@ class Var:
 
 @dataclass
 class Uses:
-    """Which helpers of the .cu template a twin needs (only those are written)."""
+    """Which headers the .cu needs (its hv:: helpers are the ones its code names: twin/helpers.py)."""
 
     half: bool = False
     bf16: bool = False
-    cast: bool = False
-    bitcast: bool = False
-    vector: bool = False
-    reduce: bool = False
-    column: bool = False
-    welford: bool = False
-    argminmax: bool = False
-    softmax: bool = False
-    random: bool = False
-    maximum: bool = False
     assert_: bool = False
 
 
@@ -110,6 +100,7 @@ class Emitter:
     scopes: list[dict[str, Var]] = field(default_factory=lambda: [{}])
     taken: set[str] = field(default_factory=set)
     mutable: set[str] = field(default_factory=set)  # names the kernel assigns more than once
+    params: dict[str, str] = field(default_factory=dict)  # kernel parameter -> its C++ name
     indent: int = 1
 
     # -- scopes
@@ -173,6 +164,5 @@ class Emitter:
                 return literal(ast.literal_eval(value.code), dtype)
             except (ValueError, SyntaxError):
                 pass
-        self.uses.cast = True
         return f"hv::cast<{self.ctype(dtype)}>({value.code})"
 

@@ -140,7 +140,6 @@ class Expressions:
             dtype = self.dtype_of(args[0] if args else kwargs["dtype"])
             bitcast = kwargs.get("bitcast")
             if bitcast is not None and isinstance(bitcast, ast.Constant) and bitcast.value:
-                self.out.uses.bitcast = True
                 return Value(f"hv::bitcast<{self.out.ctype(dtype)}>({value.code})", dtype)
             return Value(self.out.cast(value, dtype), dtype)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "broadcast_to" and not name.startswith("tl."):
@@ -161,7 +160,6 @@ class Expressions:
         if name in ("triton_helpers.maximum", "triton_helpers.minimum", "tl.maximum", "tl.minimum"):
             a, b = self(args[0]), self(args[1])
             dtype = promote(a.dtype, b.dtype)
-            self.out.uses.maximum = True
             nan = "Nan" if name.startswith("triton_helpers") else ""
             function = ("hv::maximum" if "max" in short else "hv::minimum") + nan
             if dtype in HALVES:  # picks one of the two values: the same in float
@@ -186,7 +184,6 @@ class Expressions:
         if name.startswith(("libdevice.", "tl.math.", "tl.")) and (short in ACCURATE or short in FAST):
             return self.math(name, short, args)
         if name in ("tl.rand", "tl.randn"):
-            self.out.uses.random = True
             seed, offset = self(args[0]), self(args[1])
             return Value(f"hv::{short}(static_cast<uint64_t>({seed.code}), static_cast<uint32_t>({offset.code}))", "fp32")
         raise NoTwin(f"{name or ast.unparse(node.func)}() has no CUDA twin translation")
@@ -349,18 +346,15 @@ class Statements:
         name = dotted(node.func).split(".")[-1]
         args = [self.x(a) for a in node.args]
         if name == "welford_reduce":
-            self.out.uses.welford = True
             value, mean, m2, weight, first = args
             state = self.temp("welford", f"hv::welford_reduce({self.out.cast(value, 'fp32')}, {mean.code}, {m2.code}, {weight.code}, {self.out.cast(first, 'i1')})", "hv::Welford")
             return [Value(f"{state}.mean", "fp32"), Value(f"{state}.m2", "fp32"), Value(f"{state}.weight", "fp32")]
         if name == "online_softmax_combine":
-            self.out.uses.softmax = True
             lhs_max, lhs_sum, rhs_max, fast = args
             fast_flag = "true" if fast.code in ("True", "true", "1") else "false"
             state = self.temp("softmax", f"hv::online_softmax_combine<{fast_flag}>({lhs_max.code}, {lhs_sum.code}, {self.out.cast(rhs_max, 'fp32')})", "hv::SoftmaxState")
             return [Value(f"{state}.max", "fp32"), Value(f"{state}.sum", "fp32")]
         if name in ("maximum_with_index", "minimum_with_index"):
-            self.out.uses.argminmax = True
             a_value, a_index, b_value, b_index = args
             vtype = promote(a_value.dtype, b_value.dtype)
             itype = promote(a_index.dtype, b_index.dtype)

@@ -123,7 +123,6 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         out.close()
         notes.append("one element per thread")
     else:
-        out.uses.vector = True
         elements = min(16, 16 // min(CTYPES[facts.arg_dtypes[p]][1] for _, _, p in contiguous))
         aligned = " && ".join(sorted({f"hv::aligned16({out.lookup(p).cname})" for _, _, p in contiguous}))
         out.emit(f"const bool hv_aligned = {aligned};")
@@ -171,12 +170,7 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         out.close()
         notes.append(f"{elements} elements per thread with 16-byte vector accesses where aligned")
     per_block = 256
-    launch_lines = [
-        f"const int64_t hv_numel = {host_total};",
-        "if (hv_numel <= 0) return;",
-        f"const int hv_threads = {per_block};",
-        f"const int64_t hv_blocks = (hv_numel + hv_threads * {elements} - 1) / (hv_threads * {elements});",
-        'TORCH_CHECK(hv_blocks <= 2147483647, "more elements than one grid of 2^31 - 1 blocks covers: ", hv_numel);',
-    ]
-    return _finish(facts, out, signature, launcher_args, launch_lines, "pointwise", notes)
+    launch_lines = [f"const int64_t hv_numel = {host_total};", "if (hv_numel <= 0) return;"]
+    blocks = f"hv::pointwise_blocks(hv_numel, {per_block}, {elements})"  # refuses a grid over 2^31 - 1 blocks
+    return _finish(facts, out, signature, launcher_args, launch_lines, blocks, str(per_block), "pointwise", notes)
 

@@ -79,13 +79,10 @@ class RowReductions:
         """(C++ type of the partial, its value from `values`, [(field, dtype)] of the result)."""
         out = self.out
         if kind == "welford":
-            out.uses.welford = True
             return "hv::Welford", f"hv::Welford{{{', '.join(out.cast(v, 'fp32') for v in values)}}}", [(".mean", "fp32"), (".m2", "fp32"), (".weight", "fp32")]
         if kind == "online_softmax_reduce":
-            out.uses.softmax = True
             return "hv::SoftmaxState", f"hv::SoftmaxState{{{', '.join(out.cast(v, 'fp32') for v in values)}}}", [(".max", "fp32"), (".sum", "fp32")]
         if kind in ("max_with_index", "min_with_index"):
-            out.uses.argminmax = True
             value, index = values
             vtype, itype = _concrete(value.dtype), _concrete(index.dtype)
             ctype = f"hv::ValueIndex<{out.ctype(vtype)}, {out.ctype(itype)}>"
@@ -201,7 +198,6 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     prologue, body, known = _split_prologue(facts, axes)
     shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
     out, signature, launcher_args = _start(facts, shadowed)
-    out.uses.reduce = True
     exprs = Expressions(out, axes)
     for stmt in prologue:
         Statements(out, exprs).statement(stmt)
@@ -218,7 +214,6 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         rnumel_node = _persistent_numel(body, axes, facts)
     columns = _reduces_columns(body, axes, row_name, facts)
     lanes = Lanes.columns() if columns else Lanes.rows()
-    out.uses.column = columns
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard)
     lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
     reductions = RowReductions(out)
@@ -246,25 +241,16 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         "if (hv_rows <= 0) return;",
     ]
     if columns:
-        launch_lines += [
-            "int hv_lanes = 1;  // threads per row along y: a power of two up to 16",
-            "while (hv_lanes < hv_rnumel && hv_lanes < 16) hv_lanes *= 2;",
-            "const dim3 hv_threads(32, hv_lanes);",
-            "const int64_t hv_blocks = std::min<int64_t>((hv_rows + 31) / 32, 2147483647);",
-        ]
+        blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rnumel)"  # 32 rows x up to 16 lanes
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
                  "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
     else:
-        launch_lines += [
-            "int hv_threads = 32;  // a power of two from 32 to 512, about one element per thread per pass",
-            "while (hv_threads < hv_rnumel && hv_threads < 512) hv_threads *= 2;",
-            "const int64_t hv_blocks = std::min<int64_t>(hv_rows, 2147483647);",
-        ]
+        blocks, threads = "hv::row_blocks(hv_rows)", "hv::row_threads(hv_rnumel)"  # 32 to 512 threads a row
         notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
                  "per-thread partials combined by warp shuffles and shared memory"]
     if not looped:
         notes.append("each reduction is its own pass over the row (the row's values are recomputed, not kept in registers)")
-    return _finish(facts, out, signature, launcher_args, launch_lines, "reduction", notes)
+    return _finish(facts, out, signature, launcher_args, launch_lines, blocks, threads, "reduction", notes)
 
 
 class Lanes:
