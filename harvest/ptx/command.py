@@ -124,14 +124,17 @@ def ptx_command(target: Path, arch_text: str = "sm_90", on_progress: Progress | 
     for path in paths:
         label = path.resolve().relative_to(out.resolve()).as_posix() if out else path.name
         try:
-            module = read_kernel_module(path.read_text(encoding="utf-8"), label)
+            text = path.read_text(encoding="utf-8")
+            if "# >>> kernel" not in text:  # not a module harvest wrote at all: the user pointed at the wrong file
+                raise UsageError(f"{label} is not a kernel module: it has no '# >>> kernel' ... '# <<< kernel' region (pass a module `harvest extract` wrote)")
+            module = read_kernel_module(text, label)
             compile_args(module)  # a module whose launch cannot be specialized is this kernel's error, before any compile
             modules.append((path, label, module))
         except HarvestError as exc:
             run.errors.append((label, exc))
             modules.append((path, label, None))
     readable = [m for _, _, m in modules if m is not None]
-    compiled = compile_triton_ptx(readable, arch)
+    compiled = compile_triton_ptx(readable, arch, (manifest or {}).get("torch"))  # the helpers the harness holds
     try:
         _compare_and_write(modules, compiled, arch, manifest, run, progress)
     finally:
