@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from harvest.fusion import KernelFusion
+from harvest.helper_blocks import known_helpers
 from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, RecordedLaunch
 from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
 from harvest.reference import Reference, kernel_outputs
@@ -25,6 +26,7 @@ SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
 # Imports the template writes itself: a kernel's own imports beyond these go under them.
 BASE_IMPORTS = {"import argparse", "import os", "import sys", "import torch", "import triton", "import triton.language as tl"}
 LIBDEVICE_IMPORT = "from triton.language.extra import libdevice"
+INDUCTOR_RUNTIME = "torch._inductor.runtime"  # where Inductor's kernels import triton_helpers from (private to torch)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class ModulePlan:
     kernel_code: str  # imports split off; specialized as Inductor compiled it
     kernel_sha256: str  # of kernel_code, stripped: check() knows from it whether the kernel was edited
     imports: tuple[str, ...]  # the kernel's imports beyond the template's own
+    harness_imports: tuple[str, ...]  # what it imports from the harness beyond Tensor and main ("triton_helpers")
     needs_shim: bool  # libdevice / triton_helpers calls: the interpreter needs harvest.interpret_shim
     config: tuple[tuple[str, int | float | bool], ...]  # constexprs, num_warps, num_stages, in order
     config_origin: str
@@ -118,12 +121,13 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
     config, config_origin = build_config(ctx, rename, values)
     grid, grid_note = build_grid(kernel, rename, values, config, recorded.grid if recorded else None)
     code = kernel_code(ctx.code, [rename.get(p, p) for p in unspecialized_params(kernel)])
-    imports = sorted(set(code.imports) - BASE_IMPORTS)
-    # the interpreter shim: for libdevice calls, and for Inductor's helpers on triton <= 3.3 (max2 -> tl.int1 zeros)
-    if code.uses_helpers and not any("libdevice" in line for line in imports):
+    imports, harness_imports, helpers_note = helper_imports(sorted(set(code.imports) - BASE_IMPORTS), code.helpers)
+    # torch's helpers under the interpreter: the shim, for triton <= 3.3 (max2 -> tl.int1 zeros; harvest's own
+    # helpers get it from the harness)
+    if code.uses_helpers and not harness_imports and not any("libdevice" in line for line in imports):
         imports.append(LIBDEVICE_IMPORT)
 
-    notes = list(ctx.reference.warnings) + list(ctx.code.warnings)
+    notes = list(ctx.reference.warnings) + list(ctx.code.warnings) + ([helpers_note] if helpers_note else [])
     notes += [f"{a.param}: {a.note}" for a in arguments if a.note]
     if grid_note:
         notes.append(grid_note)
@@ -155,6 +159,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         kernel_code=code.code,
         kernel_sha256=hashlib.sha256(code.code.strip().encode("utf-8")).hexdigest(),
         imports=tuple(imports),
+        harness_imports=harness_imports,
         needs_shim=code.uses_helpers,
         config=tuple(config.items()),
         config_origin=config_origin,
@@ -289,6 +294,7 @@ class KernelCode:
     imports: tuple[str, ...]  # its module-level imports, as written
     uses_helpers: bool  # calls libdevice or triton_helpers
     uses_atomics: bool  # calls a tl.atomic_* (the result then depends on launch order)
+    helpers: frozenset[str] = frozenset()  # the triton_helpers.NAME it reads
 
 
 _HELPERS = frozenset({"libdevice", "triton_helpers"})
@@ -324,7 +330,28 @@ def kernel_code(code: RenameResult, unspecialized: list[str]) -> KernelCode:
                                                            or isinstance(n.value, ast.Attribute) and n.value.attr in _HELPERS)
                          for n in rest),
         uses_atomics=any(isinstance(n, ast.Call) and _is_atomic(n.func) for n in rest),
+        helpers=frozenset(n.attr for n in rest if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "triton_helpers"),
     )
+
+
+def helper_imports(imports: list[str], helpers: frozenset[str]) -> tuple[list[str], tuple[str, ...], str]:
+    """The kernel's imports with Inductor's `triton_helpers` taken from the harness, which carries harvest's own
+    versions (harvest/inductor_helpers.py), so the module needs only torch's public API: (imports, names to import
+    from the harness, a note). Where the kernel calls a helper harvest has no version of, torch's import stays and
+    the note says which."""
+    for position, line in enumerate(imports):
+        statement = ast.parse(line).body[0]
+        if not (isinstance(statement, ast.ImportFrom) and statement.module == INDUCTOR_RUNTIME
+                and any(a.name == "triton_helpers" and a.asname is None for a in statement.names)):
+            continue
+        missing = sorted(helpers - known_helpers())
+        if missing:
+            return imports, (), (f"calls triton_helpers.{', '.join(missing)}, which harvest has no version of: this module "
+                                 f"imports torch's private {INDUCTOR_RUNTIME}.triton_helpers (torch's API may change)")
+        rest = [a for a in statement.names if a.name != "triton_helpers"]
+        kept = [f"from {INDUCTOR_RUNTIME} import " + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in rest)] if rest else []
+        return imports[:position] + kept + imports[position + 1 :], ("triton_helpers",), ""
+    return imports, (), ""
 
 
 def _is_atomic(func: ast.expr) -> bool:

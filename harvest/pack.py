@@ -1,8 +1,9 @@
 """`harvest pack KERNEL`: one kernel module as a single file for a bug report or a Triton issue.
 
 The module's import of its extraction's harness.py is replaced by the harness pieces it uses, written for this one
-kernel (its interpreter shim holds only what this kernel calls): `Tensor` where the import was, the rest just above
-`if __name__ == "__main__":`. The file then imports only torch and triton, and `--check` / `--bench` work as before.
+kernel (its interpreter shim holds only what this kernel calls): `Tensor` where the import was, the Inductor helpers
+the kernel calls (`triton_helpers`, harvest's own) and the rest just above `if __name__ == "__main__":`. The file
+then imports only torch and triton, and `--check` / `--bench` work as before.
 The run's record, when the module has one, is copied beside it (`<name>.record.pt`) and RECORD points there.
 
 Pure: `pack_module(module_text, harness_text, record_name) -> str`; `pack_command` reads and writes the files. The
@@ -28,8 +29,6 @@ HARNESS_IMPORT = re.compile(
     re.M,
 )
 MAIN = "\nif __name__ == \"__main__\":\n"
-# What the harness pieces import, placed with the module's own imports.
-HARNESS_IMPORTS = ("import argparse", "import collections", "import hashlib", "import inspect", "import os", "import sys")
 
 
 def harness_piece(harness_text: str, name: str) -> str:
@@ -38,17 +37,30 @@ def harness_piece(harness_text: str, name: str) -> str:
     return harness_text[start : harness_text.index(f"# <<< harness: {name}")].strip() + "\n"
 
 
+def harness_imports(harness_text: str) -> list[str]:
+    """The harness's own imports (its module-level import lines above the first piece), for the packed file."""
+    head = harness_text[: harness_text.index("# >>> harness: ")]
+    return [line for line in head.splitlines() if line.startswith(("import ", "from "))]
+
+
 def pack_module(module_text: str, harness_text: str, record_name: str | None, label: str) -> str:
     """The module with the harness pieces inlined and RECORD set to `record_name` (None: no record)."""
     if not HARNESS_IMPORT.search(module_text) or MAIN not in module_text:
         raise ParseError(f"{label}: not a kernel module this harvest writes (no `from harness import ...` line or no __main__); replay its extraction with `harvest extract DIR` to renew it")
     text = HARNESS_IMPORT.sub(lambda _: harness_piece(harness_text, "Tensor"), module_text, count=1)
     before, after = text.split(MAIN, 1)
-    text = before.rstrip("\n") + "\n\n\n" + harness_piece(harness_text, "body") + "\n" + MAIN + after
+    pieces = [harness_piece(harness_text, name) for name in ("triton_helpers", "body") if f"# >>> harness: {name}\n" in harness_text]
+    text = before.rstrip("\n") + "\n\n\n" + "\n\n".join(pieces) + "\n" + MAIN + after
     lines = text.splitlines(keepends=True)
-    first_import = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
     have = {line.rstrip("\n") for line in lines}
-    lines[first_import:first_import] = [line + "\n" for line in HARNESS_IMPORTS if line not in have]
+    missing = [line + "\n" for line in harness_imports(harness_text) if line not in have]
+    library = [line for line in missing if line.split()[1].split(".")[0] in ("torch", "triton")]
+    # the standard library's beside the module's first (sorted) block; torch's and triton's after the module's own
+    start = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("import "))
+    lines[start:end] = sorted(lines[start:end] + [line for line in missing if line not in library])
+    last = max(i for i, line in enumerate(lines) if line.startswith(("import torch", "import triton", "from triton", "from torch")))
+    lines[last + 1 : last + 1] = library
     text = "".join(lines)
     text = re.sub(r"^RECORD = .*$", f"RECORD = {record_name!r}  # the run's data for this launch, beside this file", text, count=1, flags=re.M)
     text = text.replace('"""\n\nimport', '"""\n# Packed by `harvest pack`: the harness pieces it uses are inlined; it needs only torch and triton.\n\nimport', 1)

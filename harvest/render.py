@@ -1,8 +1,8 @@
 """Render one standalone kernel module from its plan: kernel, launcher, make_inputs, eager reference, a checking __main__.
 
 Pure: `render(plan) -> str`. Every decision is in the plan (harvest.module_plan); this only writes it out through
-templates/kernel.py.j2. The module reads like Triton's tutorial 01 and imports only torch and triton (plus Inductor's
-triton_helpers where a kernel needs a helper plain Triton lacks).
+templates/kernel.py.j2. The module reads like Triton's tutorial 01 and imports only torch, triton and the extraction's
+harness.py, which carries harvest's own versions of the Inductor helpers the kernels call (harvest/inductor_helpers.py).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 import re
 import textwrap
 
+from harvest.helper_blocks import captured_torch, helpers_called, helpers_libdevice, helpers_source
 from harvest.interpret_shim import shim_source
 from harvest.module_plan import Grid, ModulePlan
 from harvest.resources import load_template
@@ -89,6 +90,7 @@ def render(plan: ModulePlan) -> str:
         names=comment_lines(names),
         notes=[line for note in plan.notes for line in textwrap.wrap(note, 110, subsequent_indent="  ")],
         extra_imports=list(plan.imports),
+        harness_imports=list(plan.harness_imports),
         kernel_code=plan.kernel_code,
         config_origin=plan.config_origin,
         config=pprint.pformat(dict(plan.config), sort_dicts=False, width=100),
@@ -110,9 +112,11 @@ def render(plan: ModulePlan) -> str:
     return source
 
 
-# libdevice functions Inductor's triton_helpers call themselves (exp for its exp helper, isinf/isnan in frexp)
+# libdevice functions torch's triton_helpers call themselves (exp for its exp helper, isinf/isnan in frexp): for a
+# module that still imports torch's (a helper harvest has no version of)
 HELPERS_LIBDEVICE = frozenset({"exp", "isinf", "isnan"})
 HARNESS_PATH = "harness.py"
+_HARNESS_HELPERS = re.compile(r"^from harness import [^#\n]*\btriton_helpers\b", re.M)
 
 
 def kernel_region(module_source: str) -> str:
@@ -121,20 +125,34 @@ def kernel_region(module_source: str) -> str:
     return module_source[module_source.index("\n", start) + 1 : module_source.index("# <<< kernel")]
 
 
+def harness_helpers(module_sources) -> set[str]:
+    """The Inductor helpers the kernels of these modules call from the harness (`triton_helpers.NAME`)."""
+    return {name for source in module_sources if _HARNESS_HELPERS.search(source) for name in helpers_called(kernel_region(source))}
+
+
 def libdevice_calls(module_sources) -> set[str]:
-    """The libdevice functions the kernels of these modules call (directly, or through Inductor's triton_helpers)."""
+    """The libdevice functions the kernels of these modules call (directly, or through the triton_helpers they use)."""
     called: set[str] = set()
     for source in module_sources:
         region = kernel_region(source)
         called.update(re.findall(r"\blibdevice\.(\w+)\(", region))
         if "triton_helpers." in region:
-            called.update(HELPERS_LIBDEVICE)
+            called.update(helpers_libdevice(helpers_called(region)) if _HARNESS_HELPERS.search(source) else HELPERS_LIBDEVICE)
     return called
 
 
 def harness_source(module_sources) -> str:
-    """harness.py for an extraction of these modules: its interpreter shim holds what their kernels call."""
-    called = libdevice_calls(module_sources)
-    source = load_template("harness.py.j2").render(timing=timing_source(), shim=shim_source(called).strip() if called else "")
+    """harness.py for an extraction of these modules: the Inductor helpers their kernels call, as Inductor of the
+    torch they were captured with defines them, and an interpreter shim with the libdevice functions they call (on
+    triton <= 3.3 the helpers need the shim's int1 fix as well)."""
+    sources = list(module_sources)
+    called, helpers = libdevice_calls(sources), harness_helpers(sources)
+    torch_version = next((v for v in map(captured_torch, sources) if v), None)  # one capture: one torch
+    source = load_template("harness.py.j2").render(
+        timing=timing_source(),
+        shim=shim_source(called).strip() if called or helpers else "",
+        helpers=helpers_source(helpers, torch_version).strip() if helpers else "",
+        helpers_libdevice=bool(helpers_libdevice(helpers)),
+    )
     compile(source, HARNESS_PATH, "exec")
     return source

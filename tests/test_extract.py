@@ -250,6 +250,17 @@ def test_a_module_holds_its_kernel_and_the_harness_is_written_once(small_model, 
             assert seen.setdefault(block, path) == path, f"{path} repeats 6 lines of {seen[block]}: {block}"
 
 
+def test_no_generated_file_needs_a_private_torch_module(small_model):
+    """Inductor's triton_helpers come from the harness, which carries harvest's own versions of the ones the kernels
+    call: nothing harvest writes (raw/ aside: the capture as it was) names torch._inductor."""
+    out = small_model[1]
+    written = [p for p in out.rglob("*") if p.is_file() and "raw" not in p.relative_to(out).parts]
+    assert not [p.relative_to(out).as_posix() for p in written if b"torch._inductor" in p.read_bytes()]
+    assert "from harness import Tensor, main, triton_helpers" in (out / "g0_forward" / "softmax_kernel.py").read_text()
+    harness = (out / "harness.py").read_text()
+    assert "def helper_max2(" in harness and "def helper_any(" in harness and "def helper_welford(" not in harness
+
+
 def test_one_size_edited_in_arguments_is_the_whole_edit(square_square, tmp_path):
     """Change the problem size in ARGUMENTS alone (both views' shape and the size scalar): the storages follow, the
     record no longer fits and is set aside, and --check runs the kernel on made-up inputs against the reference."""

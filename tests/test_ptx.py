@@ -397,6 +397,11 @@ REFUSED = {
         def k(a_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
             triton_helpers.warnings.warn("MARKER")
     """,
+    "body reaches past one of harvest's helpers": """
+        @triton.jit
+        def k(a_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+            triton_helpers.max2.fn(MARKER, 1)
+    """,
 }
 
 

@@ -161,9 +161,10 @@ class TritonPtx:
     triton_version: str
 
 
-def _job(module: KernelModule, arch: Arch) -> dict[str, Any]:
+def _job(module: KernelModule, arch: Arch, torch_version: str | None = None) -> dict[str, Any]:
     args = compile_args(module)
     return {
+        "torch_version": torch_version,
         "label": module.label,
         "name": module.name,
         "source": module.padded_source,
@@ -176,13 +177,18 @@ def _job(module: KernelModule, arch: Arch) -> dict[str, Any]:
     }
 
 
-def compile_triton_ptx(modules: list[KernelModule], arch: Arch) -> Iterator[TritonPtx | HarvestError]:
+def compile_triton_ptx(
+    modules: list[KernelModule], arch: Arch, torch_version: str | None = None
+) -> Iterator[TritonPtx | HarvestError]:
     """Each module's PTX from `triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32))`, in order.
 
-    One child process for all of them (Triton and, when a kernel needs triton_helpers, torch are imported once), run
-    without TRITON_INTERPRET and with a fresh Triton cache; yields a result or the error for each module as it is done.
+    One child process for all of them (Triton is imported once), run without TRITON_INTERPRET and with a fresh Triton
+    cache; yields a result or the error for each module as it is done. A kernel's `triton_helpers` are what the
+    extraction's harness.py holds: harvest's own, in the forms of `torch_version`, the torch the extraction was
+    captured with (None: the current forms); torch's only where the kernel calls one harvest has no version of (its
+    module then imports torch's too).
     """
-    jobs = [_job(m, arch) for m in modules]
+    jobs = [_job(m, arch, torch_version) for m in modules]
     if not jobs:
         return
     root = str(Path(__file__).resolve().parent.parent)
@@ -227,17 +233,25 @@ def _compile_error_line(exc: BaseException) -> str:
     return lines[0] if type(exc).__name__ in lines[0] else f"{type(exc).__name__}: {lines[0]}"
 
 
-def _child_namespace(references: list[list[str]]) -> dict[str, Any]:
+def _child_namespace(references: list[list[str]], torch_version: str | None = None) -> dict[str, Any]:
     import triton
     import triton.language as tl
     from triton.language.extra import libdevice
 
     namespace: dict[str, Any] = {"__name__": "harvest_ptx_kernel", "__builtins__": {}, "triton": triton, "tl": tl, "libdevice": libdevice}
-    if any(chain[0] in ("triton_helpers", "tl_math") for chain in references):
-        from torch._inductor.runtime import triton_helpers
+    if any(chain[0] == "triton_helpers" for chain in references):
+        from harvest.helper_blocks import known_helpers
+        from harvest.inductor_helpers import for_torch
 
-        namespace["triton_helpers"] = triton_helpers
-        namespace["tl_math"] = getattr(triton_helpers, "math", tl.math)
+        called = {chain[1] for chain in references if chain[0] == "triton_helpers" and len(chain) > 1}
+        if called <= known_helpers():  # the harness's piece, built from harvest's own text (.file "harness.py")
+            namespace["triton_helpers"] = for_torch(torch_version, sorted(called))
+        else:  # as module_plan decided: the module imports torch's
+            from torch._inductor.runtime import triton_helpers
+
+            namespace["triton_helpers"] = triton_helpers
+    if any(chain[0] == "tl_math" for chain in references):
+        namespace["tl_math"] = tl.math  # what torch's triton_helpers.math is on every triton harvest compiles with
     return namespace
 
 
@@ -285,7 +299,7 @@ def _child_compile(job: dict[str, Any]) -> dict[str, Any]:
     if (major, minor) < (3, 3):  # ASTSource took an AttrsDescriptor and integer-keyed constants before 3.3
         raise ToolchainError(f"harvest ptx needs triton >= 3.3 to compile offline; this Python has triton {triton.__version__}")
     check_kernel_region(job["source"].lstrip("\n"), label)  # the parent checked it; so does the process that runs it
-    namespace = _child_namespace(job["references"])
+    namespace = _child_namespace(job["references"], job.get("torch_version"))
     try:
         _check_references(job["references"], namespace, label)
     except PermissionError as exc:
