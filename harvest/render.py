@@ -28,6 +28,13 @@ def timing_source() -> str:
     return text[text.index("# >>> timing") : text.index("# <<< timing") + len("# <<< timing")]
 
 
+def scalar_text(value) -> str:
+    """A scalar as Python source: repr, but inf and nan as float("inf") / float("nan"), which a module can run."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return f'float("{value}")'
+    return repr(value)
+
+
 def argument_lines(plan: ModulePlan) -> list[str]:
     """ARGUMENTS' entries: `"x": Tensor(shape, stride, dtype[, offset=, base=, zeros=, high=]),` or `"n": value,`.
 
@@ -36,7 +43,7 @@ def argument_lines(plan: ModulePlan) -> list[str]:
     lines = []
     for arg in plan.arguments:
         if not arg.is_tensor:
-            lines.append(f'"{arg.param}": {arg.value!r},' + (f"  # {arg.note}" if arg.note else ""))
+            lines.append(f'"{arg.param}": {scalar_text(arg.value)},' + (f"  # {arg.note}" if arg.note else ""))
             continue
         storage = plan.storages[arg.storage]
         extra = [f"offset={arg.offset}"] if arg.offset else []

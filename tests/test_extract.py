@@ -229,7 +229,8 @@ def _module_sources(out: Path) -> dict[str, str]:
 
 def test_a_module_holds_its_kernel_and_the_harness_is_written_once(small_model, square_square):
     """square_square's module fits on a screen, no small-model module passes 200 lines, the kernel is the first
-    code after the imports, and no block of 6 lines is repeated between two modules (the harness holds those)."""
+    code after the imports, and no block of 6 lines outside the kernels is repeated between two modules (the harness
+    holds those)."""
     sources = {**_module_sources(small_model[1]), **_module_sources(square_square[1])}
     assert len(sources["g0_inference/square_square_kernel.py"].splitlines()) <= 100
     assert max(len(text.splitlines()) for text in sources.values()) <= 200, {p: len(t.splitlines()) for p, t in sources.items()}
@@ -242,7 +243,8 @@ def test_a_module_holds_its_kernel_and_the_harness_is_written_once(small_model, 
         assert "harness.py" in manifest["generated_files"]
     seen: dict[tuple[str, ...], str] = {}
     for path, text in sorted(_module_sources(small_model[1]).items()):
-        lines = [line.strip() for line in text.splitlines()]
+        # outside the kernel: two kernels of one shape share their prologue lines, which are their own code
+        lines = [line.strip() for line in text[: text.index("# >>> kernel")].splitlines() + text[text.index("# <<< kernel") :].splitlines()]
         for start in range(len(lines) - 5):
             block = tuple(lines[start : start + 6])
             if sum(1 for line in block if line) < 6:
