@@ -57,9 +57,19 @@ def load_module(path: str, name: str, register: bool = False):
     return module
 
 
+def forget_other_harness(module_path: str) -> None:
+    """A kernel module imports `harness` from its own extraction: in a process that loads modules of several
+    extractions, an already imported harness.py of another one must not answer for it."""
+    harness = sys.modules.get("harness")
+    own = os.path.dirname(os.path.dirname(os.path.abspath(module_path)))
+    if harness is not None and os.path.dirname(os.path.abspath(getattr(harness, "__file__", "") or "")) != own:
+        del sys.modules["harness"]
+
+
 def load_kernel_module(path: str, name: str):
     """A kernel module imported by path, with its extraction's harness bound to it (`harness.Kernel`): its launch,
     CONFIG, OUTPUTS and reference, and the harness's load_record, make_inputs, bench_inputs, bench and compare."""
+    forget_other_harness(path)
     module = load_module(path, name)
     main = getattr(module, "main", None)
     harness = sys.modules.get(getattr(main, "__module__", ""))

@@ -507,3 +507,16 @@ def test_in_the_graph_l2_is_flushed_right_before_each_timed_kernel_and_put_back_
     module.k0.run(4)
     assert events == [("flush",), ("run", (1,)), ("run", (2,)), ("flush",), ("run", (3,)), ("run", (4,))]
     assert "run" not in vars(module.k0) and "run" not in vars(module.k1)
+
+
+def test_modules_of_two_extractions_in_one_process_each_get_their_own_harness():
+    """harvest bench and scripts/gpu_twins.py load modules of several extractions in one process: a module must not
+    be bound to the harness.py another extraction imported first (on the H200 a conv_bn kernel once got the small
+    model's harness, whose triton_helpers had no welford)."""
+    first = _kernel_module(SHOWCASES / "small_model/g0_forward/softmax_kernel.py")
+    second = _kernel_module(SHOWCASES / "square_square/g0_inference/square_square_kernel.py")
+    third = _kernel_module(SHOWCASES / "small_model/g1_backward/add_kernel.py")
+    harness_of = lambda kernel: Path(kernel.main.__globals__["__file__"]).resolve().parent  # noqa: E731
+    assert harness_of(first) == harness_of(third) == (SHOWCASES / "small_model").resolve()
+    assert harness_of(second) == (SHOWCASES / "square_square").resolve()
+    assert hasattr(first.namespace["triton_helpers"], "max2")

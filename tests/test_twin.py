@@ -358,3 +358,16 @@ def test_outer_reduction_with_a_dynamic_size_in_its_address_still_takes_32_rows_
     twin = translate(read_module(text.replace("a_ptr + (rows + 32*cols)", "a_ptr + (rows + 32*cols + 32*cols*((15 + size_0) // 16))")))
     assert "hv::column_reduce(total_acc, hv::Sum())" in twin.cuda
     ptx_of(twin.cuda, tmp_path)
+
+
+def test_a_size_fixed_in_the_grid_is_the_twins_numel_not_a_count_of_programs():
+    """The rename may fix a size, so launch()'s grid reads `triton.cdiv(1048576, config["BLOCK_SIZE"])`: the twin
+    covers 1048576 elements (it once took the number for a recorded count of programs and covered 512 times as
+    many, an illegal address on the H200)."""
+    from harvest.twin import read_module, translate
+
+    path = ROOT / "extracted/h200/small_model/g0_forward/add_kernel.py"
+    text = path.read_text()
+    assert 'grid = (triton.cdiv(1048576, config["BLOCK_SIZE"]),)' in text
+    twin = translate(read_module(text, "g0_forward/add_kernel.py"))
+    assert "int64_t(1048576)" in twin.launcher and "536870912" not in twin.launcher + twin.cuda

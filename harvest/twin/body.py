@@ -66,7 +66,7 @@ def program_numels(facts: ModuleFacts, axes: Axes) -> ModuleFacts:
     masks keep the overshoot out, as they do in Triton."""
     grid = list(facts.grid)
     for axis, element in enumerate(grid):
-        if isinstance(element, ast.Constant) and isinstance(element.value, int):
+        if axis in facts.counted_axes and isinstance(element, ast.Constant) and isinstance(element.value, int):
             block = axes.blocks.get(axis)
             if block not in facts.constexprs:
                 raise NoTwin(f"the launch grid's axis {axis} is a literal {element.value} and the kernel's block size is unknown")

@@ -45,6 +45,7 @@ class ModuleFacts:
     grid: tuple[ast.expr | None, ...]  # per program axis: its numel (an expression in the launch parameters)
     stored: frozenset[str]  # pointers the kernel writes
     pointer_params: frozenset[str]  # parameters that are tensors
+    counted_axes: frozenset[int] = frozenset()  # axes whose grid element is the run's count of programs, not a numel
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
         pointer_of(call.args[0]) for call in ast.walk(kernel)
         if isinstance(call, ast.Call) and dotted(call.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min") and call.args
     )
-    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, _grid(module.grid), stored, pointers)
+    grid, counted = _grid(module.grid)
+    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted)
 
 
 def _twin_dtype(name: str, value: TensorArg | int | float | bool) -> str:
@@ -109,19 +111,22 @@ def _twin_dtype(name: str, value: TensorArg | int | float | bool) -> str:
     return "fp32"
 
 
-def _grid(grid: tuple[ast.expr, ...]) -> tuple[ast.expr | None, ...]:
-    """Per program axis of launch()'s grid: its numel (`triton.cdiv(numel, block)`), a recorded count, or None for 1."""
-    axes = []
-    for element in grid:
+def _grid(grid: tuple[ast.expr, ...]) -> tuple[tuple[ast.expr | None, ...], frozenset[int]]:
+    """Per program axis of launch()'s grid: its numel (`triton.cdiv(numel, block)`, the numel a parameter or a
+    number), a recorded count of programs, or None for 1; and the axes that are counts (program_numels resolves them)."""
+    axes: list[ast.expr | None] = []
+    counted = set()
+    for axis, element in enumerate(grid):
         if isinstance(element, ast.Call) and dotted(element.func) == "triton.cdiv" and len(element.args) == 2:
             axes.append(element.args[0])
         elif isinstance(element, ast.Constant) and isinstance(element.value, int) and element.value > 1:
             axes.append(element)  # the run's own grid, recorded: a count of programs, resolved in program_numels
+            counted.add(axis)
         elif isinstance(element, ast.Constant) and element.value == 1:
             axes.append(None)
         else:
             raise NoTwin(f"grid element {ast.unparse(element)} is not triton.cdiv(numel, block)")
-    return tuple(axes)
+    return tuple(axes), frozenset(counted)
 
 
 def pointer_of(address: ast.expr) -> str:

@@ -23,19 +23,8 @@ __device__ __forceinline__ To cast(From x) {
   }
 }
 
-// Inductor's maximum/minimum (triton_helpers): a NaN on either side wins. tl.maximum/minimum: the non-NaN wins.
-template <typename T> __device__ __forceinline__ T maximumNan(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T minimumNan(T a, T b) { return (a < b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T maximum(T a, T b) { return (a > b || b != b) ? a : b; }
-template <typename T> __device__ __forceinline__ T minimum(T a, T b) { return (a < b || b != b) ? a : b; }
-
+// The reductions' combine functors.
 struct Sum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
-struct Prod { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
-struct MaxNan { template <typename T> __device__ T operator()(T a, T b) const { return maximumNan(a, b); } };
-struct MinNan { template <typename T> __device__ T operator()(T a, T b) const { return minimumNan(a, b); } };
-struct Max { template <typename T> __device__ T operator()(T a, T b) const { return maximum(a, b); } };
-struct Min { template <typename T> __device__ T operator()(T a, T b) const { return minimum(a, b); } };
-struct Any { template <typename T> __device__ T operator()(T a, T b) const { return a | b; } };
 
 template <typename T>
 __device__ __forceinline__ T shuffle_xor(T value, int mask) {
@@ -82,8 +71,7 @@ extern "C" __global__ void layer_norm_fwd_kernel(
     const float* bias_ptr,
     float* mean_ptr,
     float* out_ptr,
-    int32_t n_rows,
-    int32_t n_cols_param) {
+    int32_t n_rows) {
     const int32_t n_cols = 512;
     const int64_t hv_rows = n_rows;
     // one thread block per row; its threads stride over the row's 512 elements

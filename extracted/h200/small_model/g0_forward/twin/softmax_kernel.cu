@@ -4,6 +4,8 @@
 // torch.utils.cpp_extension.load_inline and checks it against the run's record.
 #include <cstdint>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 // The twin keeps Triton's statements one for one; some are unused here (masks that are always true in the fast
 // path): no "declared but never referenced" warnings for them.
@@ -11,19 +13,12 @@
 
 namespace hv {
 
-// Inductor's maximum/minimum (triton_helpers): a NaN on either side wins. tl.maximum/minimum: the non-NaN wins.
+// Inductor's maximum/minimum (triton_helpers): a NaN on either side wins.
 template <typename T> __device__ __forceinline__ T maximumNan(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T minimumNan(T a, T b) { return (a < b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T maximum(T a, T b) { return (a > b || b != b) ? a : b; }
-template <typename T> __device__ __forceinline__ T minimum(T a, T b) { return (a < b || b != b) ? a : b; }
 
+// The reductions' combine functors.
 struct Sum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
-struct Prod { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
 struct MaxNan { template <typename T> __device__ T operator()(T a, T b) const { return maximumNan(a, b); } };
-struct MinNan { template <typename T> __device__ T operator()(T a, T b) const { return minimumNan(a, b); } };
-struct Max { template <typename T> __device__ T operator()(T a, T b) const { return maximum(a, b); } };
-struct Min { template <typename T> __device__ T operator()(T a, T b) const { return minimum(a, b); } };
-struct Any { template <typename T> __device__ T operator()(T a, T b) const { return a | b; } };
 
 template <typename T>
 __device__ __forceinline__ T shuffle_xor(T value, int mask) {
@@ -65,8 +60,7 @@ __device__ __forceinline__ T block_reduce(T value, Combine combine) {
 
 extern "C" __global__ void softmax_kernel(
     float* bmm_div_ptr,
-    int32_t n_rows,
-    int32_t n_cols_param) {
+    int32_t n_rows) {
     const int32_t n_cols = 256;
     const int64_t hv_rows = n_rows;
     // one thread block per row; its threads stride over the row's 256 elements

@@ -41,10 +41,9 @@ __device__ __forceinline__ void store_vector(T* p, const T (&in)[N]) {
 
 extern "C" __global__ void add_kernel(
     float* bmm_add_ptr,
-    const float* bmm_ptr,
-    int32_t n_elements_param) {
+    const float* bmm_ptr) {
     const int32_t n_elements = 1048576;
-    const int64_t hv_numel = static_cast<int64_t>(n_elements);
+    const int64_t hv_numel = static_cast<int64_t>(1048576);
     const bool hv_aligned = hv::aligned16(bmm_add_ptr) && hv::aligned16(bmm_ptr);
     const int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
     if (hv_base < hv_numel) {

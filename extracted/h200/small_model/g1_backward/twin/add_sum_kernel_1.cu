@@ -11,55 +11,8 @@
 
 namespace hv {
 
-// Inductor's maximum/minimum (triton_helpers): a NaN on either side wins. tl.maximum/minimum: the non-NaN wins.
-template <typename T> __device__ __forceinline__ T maximumNan(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T minimumNan(T a, T b) { return (a < b || a != a) ? a : b; }
-template <typename T> __device__ __forceinline__ T maximum(T a, T b) { return (a > b || b != b) ? a : b; }
-template <typename T> __device__ __forceinline__ T minimum(T a, T b) { return (a < b || b != b) ? a : b; }
-
+// The reductions' combine functors.
 struct Sum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
-struct Prod { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
-struct MaxNan { template <typename T> __device__ T operator()(T a, T b) const { return maximumNan(a, b); } };
-struct MinNan { template <typename T> __device__ T operator()(T a, T b) const { return minimumNan(a, b); } };
-struct Max { template <typename T> __device__ T operator()(T a, T b) const { return maximum(a, b); } };
-struct Min { template <typename T> __device__ T operator()(T a, T b) const { return minimum(a, b); } };
-struct Any { template <typename T> __device__ T operator()(T a, T b) const { return a | b; } };
-
-template <typename T>
-__device__ __forceinline__ T shuffle_xor(T value, int mask) {
-  if constexpr (sizeof(T) <= 4 && std::is_arithmetic_v<T>) {
-    return __shfl_xor_sync(0xffffffffu, value, mask);
-  } else {
-    // structs and 8-byte values: shuffle 4 bytes at a time
-    constexpr int words = (sizeof(T) + 3) / 4;
-    unsigned int buffer[words] = {};
-    memcpy(buffer, &value, sizeof(T));
-#pragma unroll
-    for (int w = 0; w < words; ++w) buffer[w] = __shfl_xor_sync(0xffffffffu, buffer[w], mask);
-    T result;
-    memcpy(&result, buffer, sizeof(T));
-    return result;
-  }
-}
-
-// Every thread's partial combined over the block; every thread gets the result. blockDim.x: a multiple of 32.
-template <typename T, typename Combine>
-__device__ __forceinline__ T block_reduce(T value, Combine combine) {
-  __shared__ T partials[32];
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) value = combine(value, shuffle_xor(value, offset));
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  __syncthreads();  // the previous reduction's readers are done with `partials`
-  if (lane == 0) partials[warp] = value;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    T total = partials[0];
-    for (int w = 1; w < warps; ++w) total = combine(total, partials[w]);
-    partials[0] = total;
-  }
-  __syncthreads();
-  return partials[0];
-}
 
 // Each row's partials (one per threadIdx.y) combined; every thread of the row (same threadIdx.x) gets the result.
 // blockDim = (32, up to 16).
@@ -83,8 +36,7 @@ __device__ __forceinline__ T column_reduce(T value, Combine combine) {
 extern "C" __global__ void add_sum_kernel_1(
     const float* a_ptr,
     float* out_ptr,
-    int32_t n_rows,
-    int32_t n_cols_param) {
+    int32_t n_rows) {
     const int32_t n_cols = 16;
     const int64_t hv_rows = n_rows;
     // the reduced dimension is the outer one: a block takes 32 neighbouring rows (threadIdx.x, so loads coalesce)

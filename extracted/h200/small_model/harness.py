@@ -1,0 +1,566 @@
+"""What every kernel module of this extraction shares: tensors built from ARGUMENTS, made-up inputs, the run's
+record, the comparison, --check, --bench and its timing lines, the Inductor helpers its kernels call
+(`triton_helpers`: harvest's own versions), and the interpreter's libdevice stand-ins.
+
+Written once per extraction by harvest (hashed in manifest.json); each module imports it relative to its own file:
+    sys.path.insert(0, <the extraction directory>); from harness import Tensor, main
+It needs torch and triton only. `harvest pack KERNEL` writes one file with the pieces a module uses inlined.
+"""
+
+import argparse
+import collections
+import hashlib
+import inspect
+import os
+import sys
+import types
+
+import torch
+import triton
+import triton.language as tl
+
+HARNESS_VERSION = 1
+
+# >>> harness: Tensor
+# One tensor argument of a launch: shape, stride, dtype; `offset` (elements) into the storage it views; `base`, the
+# earlier argument whose storage it shares (None: a storage of its own); `zeros`, the kernel only writes it (made-up
+# inputs leave it zeroed); `high`, made-up index values stay below it.
+Tensor = collections.namedtuple("Tensor", "shape stride dtype offset base zeros high", defaults=(0, None, False, None))
+# <<< harness: Tensor
+
+
+# >>> harness: triton_helpers
+# The Inductor helpers this extraction's kernels call as `triton_helpers.NAME(...)`, written by harvest from what
+# Inductor defines them to compute (NaN wins max/min, ties keep the lowest index, Welford's combine, online softmax),
+# in the same order of operations, so the kernels' results are the same bits. A module imports `triton_helpers`.
+@triton.jit
+def helper_promote_to_tensor(x):
+    # a Python scalar becomes a one-element block; a block keeps its shape and dtype (int1 zeros change neither)
+    return x + tl.zeros((1,), tl.int1)
+
+
+@triton.jit
+def helper_is_floating(x):
+    return helper_promote_to_tensor(x).dtype.is_floating()
+
+
+@triton.jit
+def helper_maximum(a, b):
+    take_a = a > b
+    if helper_is_floating(a):
+        take_a |= a != a
+    return tl.where(take_a, a, b)
+
+
+@triton.jit
+def helper_max2(a, dim):
+    return tl.reduce(a, dim, helper_maximum)
+
+
+triton_helpers = types.ModuleType("triton_helpers", "harvest's versions of the Inductor helpers these kernels call")
+triton_helpers.__dict__.update(
+    promote_to_tensor=helper_promote_to_tensor, is_floating=helper_is_floating, maximum=helper_maximum,
+    max2=helper_max2
+)
+# <<< harness: triton_helpers
+
+# >>> harness: body
+Storage = collections.namedtuple("Storage", "lo hi fill high")  # bytes [lo, hi); fill: made-up values' dtype or None
+
+TOLERANCES = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+}
+EXACT = dict(rtol=0, atol=0)
+
+
+def storages_of(arguments):
+    """The storages ARGUMENTS' tensors view, in order of first use: ({argument: storage index}, [Storage])."""
+    index_of, spans = {}, []
+    for name, arg in arguments.items():
+        if not isinstance(arg, Tensor):
+            continue
+        itemsize = torch.empty(0, dtype=arg.dtype).element_size()
+        lo = arg.offset * itemsize
+        extent = 0 if 0 in arg.shape else 1 + sum((size - 1) * abs(step) for size, step in zip(arg.shape, arg.stride))
+        if arg.base is None:
+            index_of[name] = len(spans)
+            spans.append([lo, lo + extent * itemsize, None, None])
+        else:
+            index_of[name] = index_of[arg.base]
+        span = spans[index_of[name]]
+        span[0], span[1] = min(span[0], lo), max(span[1], lo + extent * itemsize)
+        if not arg.zeros and span[2] is None:  # made-up values are drawn as the first view the kernel reads
+            span[2], span[3] = arg.dtype, arg.high
+    return index_of, [Storage(*span) for span in spans]
+
+
+def views(arguments, storages, device):
+    """ARGUMENTS with every tensor built as its view of `storages` (uint8 tensors, one per storage)."""
+    index_of, _ = storages_of(arguments)
+    args = {}
+    for name, arg in arguments.items():
+        if isinstance(arg, Tensor):
+            base = storages[index_of[name]].untyped_storage()
+            args[name] = torch.empty(0, dtype=arg.dtype, device=device).set_(base, arg.offset, arg.shape, arg.stride)
+        else:
+            args[name] = arg
+    return args
+
+
+def made_up(storage, generator):
+    """Random bytes for one storage, drawn as values of its dtype (so floats are finite, indices in bounds)."""
+    if storage.fill is None:
+        return torch.zeros(storage.hi, dtype=torch.uint8)
+    itemsize = torch.empty(0, dtype=storage.fill).element_size()
+    count = -(-storage.hi // itemsize)
+    if storage.fill == torch.bool:
+        values = torch.rand(count, generator=generator) < 0.5
+    elif storage.fill.is_floating_point:
+        values = torch.randn(count, generator=generator)
+    else:
+        high = storage.high if storage.high is not None else 8
+        values = torch.randint(0 if storage.high is not None else -8, high, (count,), generator=generator)
+    return values.to(storage.fill).view(torch.uint8)[: storage.hi].clone()
+
+
+def reduce_partials(partials, split):
+    """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima)."""
+    combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
+    return combine(partials.cpu(), dim=split["dims"])
+
+
+def compare(name, actual, expected, oracle, tolerance=None):
+    """True when actual matches expected (exactly, or within the dtype's tolerance); prints the first mismatches.
+
+    `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
+    kernel's partials are combined over the split dims, then compared with the whole reduction.
+    """
+    tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
+    what = ""
+    if isinstance(expected, dict):
+        split = expected
+        actual, expected = reduce_partials(actual, split), split["expected"]
+        what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
+        if split["reduce"] == "sum" and actual.dtype.is_floating_point:
+            # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
+            tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
+            what += f", atol scaled by sqrt({split['terms']})"
+    expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
+    if expected.shape != actual.shape:
+        print(f"  {name}: {oracle}: shape {tuple(actual.shape)} but it gives {tuple(expected.shape)}")
+        return False
+    close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+    limits = "bit for bit" if tolerance is EXACT else f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}"
+    if bool(close.all()):
+        print(f"  {name}: {oracle}: ok ({actual.numel()} values, {actual.dtype}, {limits}{what})")
+        return True
+    bad = (~close).nonzero()
+    print(f"  {name}: {oracle}: {len(bad)} of {actual.numel()} values differ ({limits}{what}); first ones:")
+    for index in bad[:5].tolist():
+        where = tuple(index)
+        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, {oracle} {expected.cpu()[where].item()!r}")
+    return False
+
+
+def this_device(device):
+    return "cpu" if device == "cpu" else f"cuda:{torch.cuda.get_device_name(device)}"
+
+
+class Kernel:
+    """One kernel module with the harness bound to it: what its --check and --bench, `harvest bench` and its CUDA
+    twin use. The module's own names (launch, reference, CONFIG, ARGUMENTS, OUTPUTS, ...) read through."""
+
+    EXACT = EXACT
+    compare = staticmethod(compare)
+    this_device = staticmethod(this_device)
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+        self.STORAGES = storages_of(namespace["ARGUMENTS"])[1]
+
+    def __getattr__(self, name):  # the module's names first, then the harness's (time_gpu, print_bench, ...)
+        if name in self.namespace:
+            return self.namespace[name]
+        if name in globals() and not name.startswith("_"):
+            return globals()[name]
+        raise AttributeError(name)
+
+    def make_inputs(self, device="cuda", seed=0):
+        """Made-up arguments with the launch's exact layouts: random inputs, zeroed outputs."""
+        generator = torch.Generator().manual_seed(seed)
+        return views(self.ARGUMENTS, [made_up(s, generator).to(device) for s in self.STORAGES], device)
+
+    def record_problem(self):
+        """Why the run's record cannot be used here (None when it can)."""
+        if not self.RECORD:
+            return "none was saved"
+        if not os.path.isfile(self.record_path()):
+            return f"{self.RECORD} is missing"
+        return None
+
+    def record_path(self):
+        return os.path.join(os.path.dirname(os.path.abspath(self.namespace["__file__"])), self.RECORD)
+
+    def load_record(self, device):
+        """(arguments as the run passed them, {output: what Inductor's kernel wrote}), or None without a usable record."""
+        if self.record_problem() is not None:
+            return None
+        import pickle
+
+        try:
+            data = torch.load(self.record_path(), map_location="cpu", weights_only=True)  # plain uint8 tensors
+        except pickle.UnpicklingError as exc:  # torch refused the file before anything in it ran
+            words = str(exc).split()
+            what = f"it pickles {words[words.index('GLOBAL') + 1]}" if "GLOBAL" in words else str(exc).strip().splitlines()[0]
+            sys.exit(f"{self.RECORD}: not a launch record harvest wrote ({what}); refused without loading it: extract again to remake it")
+        saved = data["before"]
+        if len(saved) != len(self.STORAGES) or any(b is not None and b.numel() != s.hi - s.lo for b, s in zip(saved, self.STORAGES)):
+            print(f"the record {self.RECORD} holds other byte ranges than ARGUMENTS now describes (edited sizes?): not used")
+            return None
+
+        def storages(saved):
+            result = []
+            for storage, span in zip(self.STORAGES, saved):
+                full = torch.zeros(storage.hi, dtype=torch.uint8)
+                if span is not None:  # None: the kernel only writes this storage; the run's bytes there were garbage
+                    full[storage.lo :] = span
+                result.append(full.to(device))
+            return result
+
+        before = storages(data["before"])
+        after = storages([new if new is not None else old for old, new in zip(data["before"], data["after"])])
+        written = views(self.ARGUMENTS, after, device)
+        return views(self.ARGUMENTS, before, device), {name: written[name] for name in self.OUTPUTS}
+
+    def unedited(self):
+        """True while the kernel text in the module is the one harvest extracted."""
+        with open(os.path.abspath(self.namespace["__file__"]), encoding="utf-8") as f:
+            text = f.read()
+        start = text.index("# >>> kernel")
+        body = text[text.index("\n", start) + 1 : text.index("# <<< kernel")]
+        return hashlib.sha256(body.strip().encode("utf-8")).hexdigest() == self.KERNEL_SHA256
+
+    def reference_args(self, args, clone=False):
+        names = inspect.signature(self.reference).parameters
+        return [args[n].clone() if clone and isinstance(args[n], torch.Tensor) else args[n] for n in names]
+
+    def check(self, device, seed=0):
+        """Launch the kernel and compare every output it writes with two oracles, each where it exists:
+        recorded: what Inductor's kernel wrote in the real run, from the same inputs (bit for bit when the kernel is
+        unedited and this is the device it was recorded on); reference: the eager ops of the kernel's FX graph."""
+        name = os.path.basename(self.namespace["__file__"])
+        record = self.load_record(device)
+        if record is None:
+            print(f"no record ({self.record_problem() or 'it does not fit ARGUMENTS'}): made-up inputs (seed {seed}), only the eager reference compares")
+            args, recorded = self.make_inputs(device, seed), {}
+        else:
+            args, recorded = record
+        exact = record is not None and self.EXACT_POSSIBLE and self.unedited() and this_device(device) == self.RECORD_DEVICE
+        reference_args = self.reference_args(args, clone=True)
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            print(f"running {name} under the Triton interpreter (numpy, one program at a time: this can take minutes)", flush=True)
+        self.launch(**args)
+        expected = self.reference(*reference_args)
+        print(f"{name} on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
+        ok = True
+        for output in self.OUTPUTS + [n for n in expected if n not in self.OUTPUTS]:
+            compared = []
+            if output in recorded:
+                compared.append(compare(output, args[output], recorded[output], "recorded", EXACT if exact else None))
+            if output in expected:
+                compared.append(compare(output, args[output], expected[output], "reference"))
+            elif output in self.UNCHECKED:
+                print(f"  {output}: reference: not computed ({self.UNCHECKED[output]})")
+            if not compared:
+                print(f"  {output}: NOT COMPARED: no record and no reference for it")
+            ok = ok and bool(compared) and all(compared)
+        return ok
+
+    def bench_inputs(self, device, seed=0):
+        """The arguments --bench times the kernel on: the run's recorded inputs when they were saved, else made-up ones."""
+        record = self.load_record(device)
+        if record is not None:
+            return record[0], "recorded"
+        return self.make_inputs(device, seed), f"made-up (seed {seed})"
+
+    def bytes_moved(self):
+        index_of, _ = storages_of(self.ARGUMENTS)
+        tensors = {name: arg for name, arg in self.ARGUMENTS.items() if isinstance(arg, Tensor)}
+        return bytes_moved(tensors, index_of, self.STORAGES, self.OUTPUTS)
+
+    def bench(self, device="cuda", seed=0, config=None, copy_gbps=None, inputs=None):
+        """Time the kernel and its eager reference on the GPU, on the same inputs; returns the figures (see time_gpu).
+        inputs: what bench_inputs() returned, when the caller has it already."""
+        args, inputs = inputs or self.bench_inputs(device, seed)
+        reference_args = self.reference_args(args)
+        flush = l2_flush_buffer(device)
+        timings = {"kernel": time_gpu(lambda: self.launch(**args, config=config or self.CONFIG), flush)}
+        try:
+            computed = self.reference(*reference_args)
+            if computed:
+                timings["eager"] = time_gpu(lambda: self.reference(*reference_args), flush)
+                if self.UNCHECKED:  # eager did part of the kernel's work: its time is a lower bound, say so
+                    timings["eager"]["partial"] = f"the reference computes {len(computed)} of the kernel's {len(computed) + len(self.UNCHECKED)} outputs"
+            else:  # timing a reference that computes nothing would time an empty call
+                timings["eager"] = {"error": "no eager reference: it computes none of the kernel's outputs (" + next(iter(self.UNCHECKED.values()), "none") + ")"}
+        except Exception as exc:  # a reference that cannot run on these inputs is reported, not fatal
+            timings["eager"] = {"error": f"{type(exc).__name__}: {exc}"}
+        if copy_gbps is None:
+            copy_gbps = copy_bandwidth(flush, device)
+        kernel_name = os.path.splitext(os.path.basename(self.namespace["__file__"]))[0]
+        return bench_result(kernel_name, device, inputs, self.bytes_moved(), timings, copy_gbps)
+
+
+NEEDS_GPU = 9  # the exit code when a GPU is needed and there is none (harvest's own code for it)
+
+
+def main(namespace):
+    """The module's command line: --check (the default), --bench [--json FILE], --device, --seed. Returns the exit code."""
+    file = os.path.basename(namespace["__file__"])
+    parser = argparse.ArgumentParser(prog=file, description=f"{file}: an extracted Triton kernel (check it, time it, edit it).")
+    parser.add_argument("--check", action="store_true", help="compare every output with the run's record and the eager reference (default)")
+    parser.add_argument("--bench", action="store_true", help="time the kernel and the eager reference (CUDA events; needs a GPU)")
+    parser.add_argument("--json", metavar="FILE", help="with --bench: also write the figures to FILE as JSON")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
+    parser.add_argument("--seed", type=int, default=0, help="seed for made-up inputs (used when there is no record)")
+    options = parser.parse_args()
+    if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        print("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU", file=sys.stderr)
+        return NEEDS_GPU
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        import triton.language.extra.libdevice as extra_libdevice  # the helpers' libdevice (a kernel's, usually)
+
+        for module in {namespace.get("libdevice", extra_libdevice), extra_libdevice}:
+            interpret_libdevice(module)
+    kernel = Kernel(namespace)
+    ok = True
+    if options.check or not options.bench:
+        ok = kernel.check(options.device, options.seed)
+    if options.bench:
+        if options.device == "cpu" or os.environ.get("TRITON_INTERPRET") == "1":
+            print("--bench needs a CUDA device: the Triton interpreter's times are not GPU times; nothing was timed")
+            return 1 if not ok else NEEDS_GPU
+        result = kernel.bench(options.device, options.seed)
+        print_bench(result)
+        if options.json:
+            import json
+
+            with open(options.json, "w", encoding="utf-8") as f:
+                json.dump(result, f, indent=1)
+    return 0 if ok else 1
+
+
+# Timing: the same lines `harvest bench` times with (from harvest/timing.py).
+# >>> timing: pasted verbatim into every kernel module (harvest/timing.py; imports only torch)
+BENCH_JSON_SCHEMA = "harvest.bench/1"  # what --bench --json writes; a CUDA twin's --bench --json writes the same
+
+
+def _quantile(ordered, q):
+    """The q-quantile (0..1) of an ascending list, interpolated linearly between neighbours."""
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def l2_flush_buffer(device="cuda"):
+    """A buffer twice the GPU's L2 cache: zeroing it evicts whatever the previous repetition left in L2."""
+    size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 64 * 2**20
+    return torch.empty(2 * size, dtype=torch.uint8, device=device)
+
+
+_SLEEP_CYCLES_PER_MS = []
+
+
+def _sleep_cycles_per_ms():
+    """How many torch.cuda._sleep cycles make a millisecond on this GPU (measured once)."""
+    if not _SLEEP_CYCLES_PER_MS:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        start.record()
+        torch.cuda._sleep(5_000_000)
+        end.record()
+        end.synchronize()
+        _SLEEP_CYCLES_PER_MS.append(5_000_000 / max(start.elapsed_time(end), 1e-3))
+    return _SLEEP_CYCLES_PER_MS[0]
+
+
+def time_gpu(fn, flush, warmup_ms=25.0, rep_ms=100.0, min_reps=10, max_reps=1000, batch=100):
+    """The device time of fn() in milliseconds, from CUDA events after a warm-up, L2 flushed before each repetition.
+
+    Returns {"median_ms", "p20_ms", "p80_ms", "reps", "first_call_ms", "method"}. first_call_ms is the first call
+    alone by the host clock (compile + first launch); it is not one of the repetitions.
+    """
+    import time
+
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    first_call_ms = (time.perf_counter() - started) * 1e3
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    queued = time.perf_counter()
+    for _ in range(5):
+        flush.zero_()
+        fn()
+    host_ms_per_rep = (time.perf_counter() - queued) * 1e3 / 5  # the host's time to queue one repetition
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end) / 5, 1e-3)  # flush included: it sizes the warm-up and the repetitions
+    for _ in range(max(1, int(warmup_ms / estimate))):
+        flush.zero_()
+        fn()
+    reps = max(min_reps, min(max_reps, int(rep_ms / estimate)))
+    can_sleep = hasattr(torch.cuda, "_sleep")
+    cycles_per_ms = _sleep_cycles_per_ms() if can_sleep else 0.0
+    times, late = [], 0
+    while len(times) < reps:
+        # A batch the host queues in about 5 ms: short enough that CUDA's launch queue (about a thousand entries)
+        # never fills, so the host never waits mid-batch while the GPU drains the queue behind it.
+        count = min(batch, max(5, int(5.0 / max(host_ms_per_rep, 1e-3))), reps - len(times))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        ahead_ms = 1.0 + 1.5 * count * host_ms_per_rep
+        if can_sleep:  # the GPU waits here while the host queues the whole batch behind it
+            torch.cuda._sleep(int(ahead_ms * cycles_per_ms))
+        queued = time.perf_counter()
+        for i in range(count):
+            flush.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        queue_ms = (time.perf_counter() - queued) * 1e3
+        host_ms_per_rep = queue_ms / count
+        late += queue_ms > ahead_ms or not can_sleep
+        torch.cuda.synchronize()
+        times += [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    times.sort()
+    method = "CUDA events, L2 flushed before each repetition"
+    if late:
+        method += f"; the host fell behind the GPU in {late} batch(es): host launch time may show in those"
+    return {
+        "median_ms": _quantile(times, 0.5),
+        "p20_ms": _quantile(times, 0.2),
+        "p80_ms": _quantile(times, 0.8),
+        "reps": len(times),
+        "first_call_ms": first_call_ms,
+        "method": method,
+    }
+
+
+def copy_bandwidth(flush, device="cuda"):
+    """Device-to-device copy bandwidth in GB/s (bytes read + written), timed like the kernels: their yardstick."""
+    free, _ = torch.cuda.mem_get_info(device)
+    nbytes = max(1 << 20, min(1 << 30, free // 8)) // 4096 * 4096
+    source = torch.ones(nbytes, dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    timing = time_gpu(lambda: target.copy_(source), flush)
+    return 2 * nbytes / (timing["median_ms"] * 1e6)
+
+
+def _view_bytes(shape, stride, dtype):
+    """Distinct bytes a view covers: a broadcast (stride 0) dimension counts once."""
+    if any(size == 0 for size in shape):
+        return 0
+    elements = 1
+    for size, step in zip(shape, stride):
+        if step != 0:
+            elements *= size
+    span = 1 + sum((size - 1) * abs(step) for size, step in zip(shape, stride))
+    return min(elements, span) * torch.empty(0, dtype=dtype).element_size()
+
+
+def bytes_moved(tensors, storage_of, storages, outputs):
+    """Bytes the launch must move at least: every tensor view it reads, once, plus every view it writes.
+
+    tensors: name -> a view with shape, stride, offset and dtype; storage_of: name -> the index of the storage it
+    views; storages: each with `fill`, None when the kernel only writes that storage; outputs: the names it writes.
+    A view read and written counts twice; identical views count once. A kernel that reads its input twice (a looped
+    reduction's two passes) moves more than this, so its GB/s is a lower bound of what the memory system did.
+    """
+    reads, writes = set(), set()
+    for name, arg in tensors.items():
+        view = (storage_of[name], tuple(arg.shape), tuple(arg.stride), arg.offset, arg.dtype)
+        if storages[storage_of[name]].fill is not None:
+            reads.add(view)
+        if name in outputs:
+            writes.add(view)
+    return sum(_view_bytes(v[1], v[2], v[4]) for v in reads) + sum(_view_bytes(v[1], v[2], v[4]) for v in writes)
+
+
+def bench_result(kernel, device, inputs, moved, timings, copy_gbps):
+    """The JSON-ready result of one module's --bench: timings gain GB/s and % of the copy bandwidth."""
+    for timing in timings.values():
+        if "median_ms" in timing:
+            timing["gbps"] = moved / (timing["median_ms"] * 1e6) if moved else None
+            timing["pct_copy"] = 100 * timing["gbps"] / copy_gbps if moved and copy_gbps else None
+    return {
+        "schema": BENCH_JSON_SCHEMA,
+        "kernel": kernel,
+        "device": torch.cuda.get_device_name(device),
+        "torch": torch.__version__,
+        "inputs": inputs,
+        "bytes_moved": moved,
+        "copy_gbps": copy_gbps,
+        "timings": timings,
+    }
+
+
+def print_bench(result):
+    """The result as the small table the module's --bench prints."""
+    print(f"{result['kernel']} on {result['device']}, {result['inputs']} inputs, {result['bytes_moved'] / 1e6:.1f} MB moved; "
+          f"device copy bandwidth measured now: {result['copy_gbps']:.0f} GB/s")
+    print(f"{'':16s} {'median ms':>10s} {'p20':>9s} {'p80':>9s} {'GB/s':>8s} {'% copy':>7s} {'reps':>5s}  first call (compile + launch)")
+    for label, t in result["timings"].items():
+        if "median_ms" not in t:
+            print(f"{label:16s} not timed: {t.get('error', 'unknown reason')}")
+            continue
+        gbps = f"{t['gbps']:8.1f}" if t.get("gbps") else f"{'-':>8s}"
+        pct = f"{t['pct_copy']:6.1f}%" if t.get("pct_copy") else f"{'-':>7s}"
+        print(f"{label:16s} {t['median_ms']:10.4f} {t['p20_ms']:9.4f} {t['p80_ms']:9.4f} {gbps} {pct} {t['reps']:5d}  {t['first_call_ms']:.1f} ms")
+    print("(CUDA events after a warm-up, L2 flushed before each repetition; median and p20/p80 over the repetitions)")
+# <<< timing
+
+
+# Interpreter support: under TRITON_INTERPRET=1 the interpreter cannot run libdevice calls, so the ones this
+# extraction's kernels call get numpy versions (on a GPU nothing changes).
+def interpret_libdevice(libdevice):
+    """Under TRITON_INTERPRET=1, replace libdevice functions with numpy versions the interpreter can run."""
+    import math  # noqa: F401  (erf, lgamma)
+
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+    from triton.runtime.interpreter import TensorHandle
+
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if builder is not None and not hasattr(builder, "get_int1_ty"):  # triton <= 3.3: tl.zeros(..., tl.int1) fails
+        builder.get_int1_ty = lambda self: tl.int1
+
+    def retyped(x, scalar):
+        if not x.type.is_block():
+            return scalar
+        if hasattr(x.type, "with_element_ty"):
+            return x.type.with_element_ty(scalar)
+        return tl.core.block_type(scalar, x.type.get_block_shapes())  # triton <= 3.3 has no with_element_ty
+
+    def unary(np_fn, predicate=False):
+        def call(x, *_, **__):
+            data = np.asarray(np_fn(x.handle.data))
+            dtype = tl.int1 if predicate else x.dtype
+            if not predicate:
+                data = data.astype(x.handle.data.dtype, copy=False)
+            return tl.core.tensor(TensorHandle(data, dtype.scalar), retyped(x, dtype.scalar))
+
+        return call
+
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    libdevice.erf = unary(lambda v: erf(v))
+    libdevice.exp = unary(lambda v: np.exp(v))
+    libdevice.rsqrt = unary(lambda v: 1.0 / np.sqrt(v))
+    return libdevice
+# <<< harness: body
