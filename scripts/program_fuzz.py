@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -42,6 +41,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from harvest.bench_child import load_kernel_module  # noqa: E402  (a module bound to its extraction's harness.py)
 CATEGORIES = ("pointwise", "reduction", "broadcast", "view", "dtype", "dropout")
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -359,14 +360,11 @@ _REFERENCE = re.compile(r"^  (\w+): reference: (ok \(.*\)|.*differ.*|shape .*)$"
 
 def check_module(path: Path) -> tuple[bool, bool, str]:
     """Import an extracted module and run its check("cpu"): (record bit for bit, reference agrees, its output)."""
-    spec = importlib.util.spec_from_file_location(f"_fuzz_{path.stem}_{abs(hash(path))}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
     buffer = io.StringIO()
     try:
         with contextlib.redirect_stdout(buffer), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            spec.loader.exec_module(module)
+            module = load_kernel_module(str(path), f"_fuzz_{path.stem}_{abs(hash(path))}")  # bound to its harness.py
             ok = bool(module.check("cpu"))
     except Exception:
         return False, False, buffer.getvalue() + traceback.format_exc()

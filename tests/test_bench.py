@@ -257,12 +257,17 @@ def _module_namespace(path: Path) -> dict:
 
 
 def test_every_module_times_with_harvests_own_lines(small_model):
+    """Every extraction's harness.py carries harvest/timing.py's timing section, and every module imports its main."""
     text = (ROOT / "harvest/timing.py").read_text()
     section = text[text.index("# >>> timing") : text.index("# <<< timing")]
-    modules = [p for p in small_model.rglob("*.py") if "raw" not in p.parts] + list(SHOWCASES.rglob("g*/*_kernel*.py"))
+    harnesses = [small_model / "harness.py"] + list(SHOWCASES.glob("*/harness.py"))
+    assert len(harnesses) == 6
+    for harness in harnesses:
+        assert section in harness.read_text(), harness
+    modules = [p for p in small_model.glob("g*/*.py")] + list(SHOWCASES.glob("*/g*/*_kernel*.py"))
     assert len(modules) > 20
     for module in modules:
-        assert section in module.read_text(), module
+        assert "\nfrom harness import Tensor, main" in module.read_text(), module
 
 
 # -- rows, CSV, JSON, plot, twin ----------------------------------------------------------------------------------------------
