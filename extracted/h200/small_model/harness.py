@@ -180,6 +180,11 @@ class Kernel:
     def __init__(self, namespace):
         self.namespace = namespace
         self.STORAGES = storages_of(namespace["ARGUMENTS"])[1]
+        if os.environ.get("TRITON_INTERPRET") == "1":  # the interpreter cannot run libdevice calls: numpy stands in
+            import triton.language.extra.libdevice as extra_libdevice  # the helpers' libdevice (a kernel's, usually)
+
+            for module in {namespace.get("libdevice", extra_libdevice), extra_libdevice}:
+                interpret_libdevice(module)
 
     def __getattr__(self, name):  # the module's names first, then the harness's (time_gpu, print_bench, ...)
         if name in self.namespace:
@@ -330,11 +335,6 @@ def main(namespace):
     if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
         print("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU", file=sys.stderr)
         return NEEDS_GPU
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        import triton.language.extra.libdevice as extra_libdevice  # the helpers' libdevice (a kernel's, usually)
-
-        for module in {namespace.get("libdevice", extra_libdevice), extra_libdevice}:
-            interpret_libdevice(module)
     kernel = Kernel(namespace)
     ok = True
     if options.check or not options.bench:
