@@ -58,6 +58,7 @@ def test_square_square_is_one_fused_kernel_that_checks(square_square):
     check = run_check(module)
     assert check.returncode == 0, check.stdout + check.stderr
     assert " ok " in check.stdout and "not checked" not in check.stdout, check.stdout
+    assert "under the Triton interpreter" in check.stdout  # says what it does before a silent minute of numpy
 
 
 def test_small_model_forward_and_backward_every_kernel_checks(small_model):
