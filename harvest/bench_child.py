@@ -48,6 +48,7 @@ def progress(message: str) -> None:
 def load_module(path: str, name: str, register: bool = False):
     """Import a file by path under a name of our own; `register` puts it in sys.modules (wrapper modules: Inductor's
     code may look itself up there), kernel modules are not, so they go once their bench is done."""
+    sys.dont_write_bytecode = True  # importing a file of the extraction leaves no __pycache__ beside it
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main, triton_helpers  # noqa: E402  (the extraction's harness.py; its helpers are harvest's)
 

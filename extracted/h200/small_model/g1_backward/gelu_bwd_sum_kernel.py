@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 

@@ -11,6 +11,7 @@ cuda.cu and build.ninja stay there to read). The build, --check and --bench are 
 import os
 import sys
 
+sys.dont_write_bytecode = True  # importing twin_harness.py leaves no __pycache__ in the extraction
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from twin_harness import main  # noqa: E402  (the extraction's twin_harness.py: build, check, bench)
 
