@@ -11,11 +11,11 @@ cuda.cu and build.ninja stay there to read). The build, --check and --bench are 
 import os
 import sys
 
+KERNEL_FILE = "mul_kernel.py"  # g1_inference/mul_kernel.py: the Triton module this twin mirrors
 sys.dont_write_bytecode = True  # importing twin_harness.py leaves no __pycache__ in the extraction
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from twin_harness import main  # noqa: E402  (the extraction's twin_harness.py: build, check, bench)
 
-KERNEL_FILE = "mul_kernel.py"  # g1_inference/mul_kernel.py: the Triton module this twin mirrors
 LAUNCHER = r"""
 void launch(torch::Tensor a_ptr, torch::Tensor out_ptr, int64_t n_elements) {
   const int64_t hv_numel = n_elements;

@@ -11,11 +11,11 @@ cuda.cu and build.ninja stay there to read). The build, --check and --bench are 
 import os
 import sys
 
+KERNEL_FILE = "gelu_bwd_kernel.py"  # g1_backward/gelu_bwd_kernel.py: the Triton module this twin mirrors
 sys.dont_write_bytecode = True  # importing twin_harness.py leaves no __pycache__ in the extraction
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from twin_harness import main  # noqa: E402  (the extraction's twin_harness.py: build, check, bench)
 
-KERNEL_FILE = "gelu_bwd_kernel.py"  # g1_backward/gelu_bwd_kernel.py: the Triton module this twin mirrors
 LAUNCHER = r"""
 void launch(torch::Tensor mm_mul_ptr, torch::Tensor addmm_ptr) {
   const int64_t hv_numel = int64_t(4194304);

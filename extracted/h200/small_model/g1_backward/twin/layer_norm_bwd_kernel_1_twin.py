@@ -11,11 +11,11 @@ cuda.cu and build.ninja stay there to read). The build, --check and --bench are 
 import os
 import sys
 
+KERNEL_FILE = "layer_norm_bwd_kernel_1.py"  # g1_backward/layer_norm_bwd_kernel_1.py: the Triton module this twin mirrors
 sys.dont_write_bytecode = True  # importing twin_harness.py leaves no __pycache__ in the extraction
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from twin_harness import main  # noqa: E402  (the extraction's twin_harness.py: build, check, bench)
 
-KERNEL_FILE = "layer_norm_bwd_kernel_1.py"  # g1_backward/layer_norm_bwd_kernel_1.py: the Triton module this twin mirrors
 LAUNCHER = r"""
 void launch(torch::Tensor mm_ptr, torch::Tensor a_ptr, torch::Tensor getitem_1_ptr, torch::Tensor rsqrt_ptr, torch::Tensor total_ptr, torch::Tensor total_1_ptr) {
   const int64_t hv_rows = int64_t(8192);
