@@ -56,15 +56,15 @@ def portable_file_paths(ptx: str) -> str:
 
     Triton writes the path of every Python file it compiled from: the kernel module (as the relative label harvest
     gave it) and, for helpers, the installed triton or torch files (`/home/me/venv/lib/python3.11/site-packages/
-    triton/language/standard.py`). Those become `<site-packages>/triton/language/standard.py`; any other absolute
+    triton/language/standard.py`). Those become `<installed>/triton/language/standard.py`; any other absolute
     path keeps only its file name, as `<abs>/name.py`. The code is unchanged (`.loc` lines refer to files by number).
     """
 
     def portable(match: re.Match[str]) -> str:
         path = match.group(2)
         if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path):
-            installed = _INSTALLED.sub("<site-packages>/", path.replace("\\", "/"))
-            path = installed if installed.startswith("<site-packages>/") else "<abs>/" + re.split(r"[\\/]", path)[-1]
+            installed = _INSTALLED.sub("<installed>/", path.replace("\\", "/"))
+            path = installed if installed.startswith("<installed>/") else "<abs>/" + re.split(r"[\\/]", path)[-1]
         return match.group(1) + path + match.group(3)
 
     return _FILE_LINE.sub(portable, ptx)
