@@ -45,7 +45,7 @@ from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
 from harvest.module_plan import ModuleContext, RenderError, plan_module
 from harvest.parse import parse_output_code
 from harvest.prewarm import start_prewarm
-from harvest.reference import build_reference
+from harvest.reference import build_reference, reference_json
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import HARNESS_PATH, harness_source, render
 from harvest.report import render_report
@@ -449,15 +449,16 @@ def plan_graph(captured: CapturedGraph, capture: Capture, names: str) -> GraphPl
     return GraphPlan(captured, graph, fusion, kernel_fusions, tuple(planned), tuple(jobs))
 
 
-def finish_graph(plan: GraphPlan, capture: Capture, rendered: list[tuple[str | None, str | None]],
+def finish_graph(plan: GraphPlan, capture: Capture, rendered: list[Rendered],
                  on_progress: Progress) -> GraphResult:
     """A graph's manifest entry, module files and skipped kernels, from its plan and its jobs' renders (in order)."""
     made_by_job = iter(zip(plan.jobs, rendered))
     outcomes = []
     for outcome in plan.planned:
         if outcome.standalone_reason is None:
-            (_, _, _, path, _), (source, reason) = next(made_by_job)
-            outcome = replace(outcome, module=path, source=source) if source is not None else replace(outcome, standalone_reason=reason)
+            (_, _, _, path, _), (source, reference, reason) = next(made_by_job)
+            outcome = (replace(outcome, module=path, source=source, reference=reference) if source is not None
+                       else replace(outcome, standalone_reason=reason))
         outcomes.append(outcome)
     made = [outcome for outcome in outcomes if outcome.source is not None]
     graph, captured = plan.graph, plan.captured
@@ -483,8 +484,13 @@ RenderJob = tuple[Kernel, Launch, str, str, KernelFusion]
 _RENDER_CONTEXT: tuple | None = None
 
 
-def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJob]]) -> list[tuple[str | None, str | None]]:
-    """Render kernel modules, of one graph or of all: (source, None) or (None, why not), in job order.
+# A rendered module: (source, its reference's summary for the manifest, None) or (None, None, why not).
+Rendered = tuple[str | None, dict | None, str | None]
+
+
+def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJob]]) -> list[Rendered]:
+    """Render kernel modules, of one graph or of all: (source, reference summary, None) or (None, None, why not), in
+    job order.
 
     Renaming with libcst is the slow part of an extraction, and kernels are independent: on a machine with several
     cores they render in forked worker processes, one pool for every graph of the extraction (most graphs hold only
@@ -507,41 +513,43 @@ def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJ
         _RENDER_CONTEXT = None
 
 
-def _render_job(index: int) -> tuple[str | None, str | None]:
+def _render_job(index: int) -> Rendered:
     assert _RENDER_CONTEXT is not None
     capture, names, jobs = _RENDER_CONTEXT
     plan, (kernel, launch, display_name, path, fusion) = jobs[index]
     try:
-        return build_module(plan.captured, capture, plan.graph, kernel, launch, display_name, names, path, fusion), None
+        return *build_module(plan.captured, capture, plan.graph, kernel, launch, display_name, names, path, fusion), None
     except (RenderError, SyntaxError) as exc:
-        return None, f"could not render: {exc}"
+        return None, None, f"could not render: {exc}"
     except Exception as exc:  # a bug on one odd kernel must not cost the user every other kernel
-        return None, f"internal error while rendering ({type(exc).__name__}: {exc}); please report it"
+        return None, None, f"internal error while rendering ({type(exc).__name__}: {exc}); please report it"
 
 
 def build_module(
     captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, display_name: str, names: str,
     path: str, fusion: KernelFusion,
-) -> str:
-    """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source."""
+) -> tuple[str, dict]:
+    """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source, and
+    its reference's summary for the manifest."""
     if names == "readable":
         code = rename_kernel(kernel.source, build_context(kernel, launch, graph, display_name))
     else:
         plain = strip_inductor_decorators(kernel.source)
         code = RenameResult(plain, kernel.name, mapping=(), params=tuple((p, p) for p in kernel.signature), ok=True)
+    reference = build_reference(kernel, launch, graph, dict(code.params), captured.kernel_graphs.get(kernel.name))
     context = ModuleContext(
         capture=capture,
         graph=graph,
         kernel=kernel,
         launch=launch,
         code=code,
-        reference=build_reference(kernel, launch, graph, dict(code.params)),
+        reference=reference,
         fusion=fusion,
         module_path=path,
         winner=captured.winners.get(kernel.name),
         recorded=captured.recorded.get(kernel.name),
     )
-    return render(plan_module(context))
+    return render(plan_module(context)), reference_json(reference, dict(code.params))
 
 
 def _check_artifact_device(capture: Capture, device: str) -> None:

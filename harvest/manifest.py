@@ -26,6 +26,7 @@ class KernelOutcome:
     module: str | None = None  # path in the extraction
     source: str | None = None
     standalone_reason: str | None = None
+    reference: dict | None = None  # what the module's eager reference compares (harvest.reference.reference_json)
 
 
 def extraction_json(capture: Capture, names: str, graphs: list[dict]) -> dict:
@@ -41,8 +42,22 @@ def extraction_json(capture: Capture, names: str, graphs: list[dict]) -> dict:
         "torch": capture.torch_version,
         "triton": capture.triton_version,
         "names": names,
+        "references": reference_counts(graphs),
         "graphs": graphs,
     }
+
+
+def reference_counts(graphs: list[dict]) -> dict[str, int]:
+    """How many kernel modules have an eager reference for every output they write, for some, for none; and how
+    many references were built from the graph recorded at capture time."""
+    counts = {"full": 0, "partial": 0, "none": 0, "from_recorded_graph": 0}
+    for graph in graphs:
+        for kernel in graph["kernels"]:
+            reference = kernel.get("reference")
+            if reference:
+                counts[reference["coverage"]] += 1
+                counts["from_recorded_graph"] += reference["built_from"] == "recorded graph"
+    return counts
 
 
 def generated_files_json(files: dict[str, str]) -> dict[str, str]:
@@ -88,6 +103,7 @@ def kernel_json(outcome: KernelOutcome, captured: CapturedGraph, capture: Captur
         "autotune": winner_json(captured, kernel),
         "fusion": fusion.to_json(),
         "recorded": recorded_json(captured.recorded.get(kernel.name), graph, capture),
+        "reference": outcome.reference,
     }
 
 

@@ -303,6 +303,9 @@ class CapturedGraph:
     provenance: dict[str, Any] = field(default_factory=dict)  # raw provenance artifacts by name
     winners: dict[str, AutotuneWinner] = field(default_factory=dict)  # kernel name -> autotune winner
     recorded: dict[str, RecordedLaunch] = field(default_factory=dict)  # kernel name -> its first launch in the run
+    # kernel name -> the FX graph it computes and the buffer behind each argument, as the capture child recorded it
+    # while Inductor generated the kernel (plain JSON data: see harvest.capture.kernel_graph); empty for artifacts
+    kernel_graphs: dict[str, dict] = field(default_factory=dict)
 
     @property
     def role(self) -> GraphRole:

@@ -127,7 +127,19 @@ def _kernel_row(kernel: dict[str, Any], ran: bool = False) -> dict[str, str]:
         "lines": _source_text(fusion.get("source_lines")),
         "link": link,
         "record": record_text(kernel.get("recorded"), ran),
+        "reference": reference_text(kernel.get("reference")),
     }
+
+
+def reference_text(reference: dict[str, Any] | None) -> str:
+    """Which outputs the eager reference compares (and what it was built from); each other output with its reason."""
+    if not reference:
+        return "none"
+    outputs = reference.get("outputs", {})
+    compared = [name for name, what in outputs.items() if what == "compared"]
+    text = f"{len(compared)} of {plural(len(outputs), 'output')} (from the {reference.get('built_from', '?')})"
+    missing = [f"{name}: {why}" for name, why in outputs.items() if why != "compared"]
+    return text + ("; " + "; ".join(missing) if missing else "")
 
 
 def record_text(recorded: dict[str, Any] | None, ran: bool = False) -> str:

@@ -149,6 +149,7 @@ def capture_record(capture: Capture) -> dict:
                     for name, w in sorted(g.winners.items())
                 },
                 "recorded": {name: launch_to_json(launch) for name, launch in sorted(g.recorded.items())},
+                "kernel_graphs": dict(sorted(g.kernel_graphs.items())),
             }
             for g in capture.graphs
         ],
@@ -184,6 +185,8 @@ def _capture_from_record(raw_dir: Path, record: dict) -> Capture:
                 provenance=entry["provenance"],
                 winners={name: AutotuneWinner(**w) for name, w in entry["winners"].items()},
                 recorded={name: launch_from_json(launch) for name, launch in entry.get("recorded", {}).items()},
+                kernel_graphs={str(name): graph for name, graph in entry.get("kernel_graphs", {}).items()
+                               if isinstance(graph, dict)},
             )
         )
     return Capture(

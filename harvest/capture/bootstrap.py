@@ -21,6 +21,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from harvest.capture.kernel_graph import KernelGraphs
 from harvest.capture.record import MIB, LaunchRecorder
 
 PROGRESS = "[harvest] "
@@ -153,6 +154,10 @@ def install_hooks(log: EventLog, recorder: LaunchRecorder) -> None:
         return module
 
     PyCodeCache.load_by_key_path = classmethod(load_by_key_path)  # type: ignore[method-assign]
+
+    # The graph each Triton kernel computes, for the eager reference: kernels are generated before their graph's
+    # code is saved, so they belong to the graph that will be captured next.
+    KernelGraphs(log.write, lambda: log.graphs).install()
 
     trace_log = logging.getLogger("torch.__trace")
     trace_log.addHandler(TraceArtifacts(log))

@@ -259,6 +259,16 @@ def match_winners(winners: list[dict], names: set[str], source: str) -> dict[str
     return dict(sorted(matched.items()))
 
 
+def kernel_graphs_of(events: list[dict], graph: int, names: set[str]) -> dict[str, dict]:
+    """The recorded graph of each kernel of graph `graph` (the last one recorded: a graph Inductor generated twice
+    keeps the code it saved), without the event's own fields."""
+    found: dict[str, dict] = {}
+    for event in events:
+        if event["event"] == "kernel_graph" and event.get("graph") == graph and event.get("kernel") in names:
+            found[event["kernel"]] = {k: v for k, v in event.items() if k not in ("event", "graph", "kernel")}
+    return dict(sorted(found.items()))
+
+
 def build_capture(target: Path, args: tuple[str, ...], capture_dir: Path, events: list[dict], cache_dir: str) -> Capture:
     env = next((e for e in events if e["event"] == "env"), {})
     winners_event = next((e for e in events if e["event"] == "winners"), {"winners": []})
@@ -285,6 +295,7 @@ def build_capture(target: Path, args: tuple[str, ...], capture_dir: Path, events
                 provenance=artifacts.get(event["index"], {}),
                 winners=match_winners(winners_event["winners"], names, source),
                 recorded=recorded.get(event["index"], {}),
+                kernel_graphs=kernel_graphs_of(events, event["index"], names),
             )
         )
     mode = env.get("mode", "cpu-triton")

@@ -17,6 +17,6 @@ The hard part is binding fragment names to kernel parameters:
 Whatever cannot be bound without guessing is reported in `unchecked` with a reason; this module never raises.
 """
 
-from harvest.reference.build import Reference, build_reference, kernel_outputs
+from harvest.reference.build import Reference, build_reference, kernel_outputs, reference_json
 
-__all__ = ["Reference", "build_reference", "kernel_outputs"]
+__all__ = ["Reference", "build_reference", "kernel_outputs", "reference_json"]

@@ -36,6 +36,7 @@ class _Binding:
     warnings: list[str] = field(default_factory=list)
     partial_outputs: dict[str, _Split] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
     from_partials: dict[str, tuple[str, _Split]] = field(default_factory=dict)  # node -> (partial input, split)
+    exact: bool = False  # bound from the recorded graph, not by heuristics: an output may equal an input (a copy)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -62,6 +63,7 @@ class _Split:
     reduce: str  # "sum" | "amax" | "amin"
     dims: tuple[int, ...]  # the partial buffer's split dimensions
     terms: int | None = None  # how many values the whole reduction combines (stage 1; sets the sum's tolerance)
+    scale: int | None = None  # a mean or variance from partial sums: the node is the combined partials / scale
 
 
 def _split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:

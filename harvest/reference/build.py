@@ -5,7 +5,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harvest.model import FxDevice, Graph, Kernel, Launch
 from harvest.reference.access import _Access, _scan_kernel
@@ -28,6 +28,7 @@ from harvest.reference.fragment import (
     _same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
+from harvest.reference.recorded import bind_recorded
 from harvest.shapes import rename_symbols
 
 
@@ -41,6 +42,7 @@ class Reference:
     unchecked: tuple[tuple[str, str], ...]  # (output parameter, reason)
     warnings: tuple[str, ...] = ()
     split_outputs: tuple[str, ...] = ()  # outputs that hold a split reduction's partials (check() combines them)
+    source_of: str = "comment"  # what it was built from: "graph" (recorded at capture time) or "comment"
 
 def _identifier(name: str, taken: set[str]) -> str:
     if keyword.iskeyword(name) or name in taken or name in {"torch", "operator", "device"}:
@@ -86,7 +88,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     for param, name in binding.outputs.items():
         attempt = list(order)
         why = _needed(name, fragment, binding, symbols, attempt, set())
-        if why is None and name in binding.inputs:
+        if why is None and name in binding.inputs and not binding.exact:
             why = f"{param} stores {name} unchanged from its input"
         if why is not None:
             unchecked[param] = why
@@ -141,9 +143,13 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         if name in binding.from_partials:
             partial, split = binding.from_partials[name]
             parts, verb = _SPLIT_WORDS[split.reduce]
-            lines.append(f"    # Split reduction, stage 2: {names[partial]} holds {parts} of {names[name]} along dim "
-                         f"{list(split.dims)}; the kernel {verb} them.")
+            of = f"{names[name]} * {split.scale}" if split.scale else names[name]
+            then = f" and divides by {split.scale}" if split.scale else ""
+            lines.append(f"    # Split reduction, stage 2: {names[partial]} holds {parts} of {of} along dim "
+                         f"{list(split.dims)}; the kernel {verb} them{then}.")
             call = f"{_SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
+            if split.scale:
+                call += f" / {split.scale}"
         elif op.target == "operator.getitem":
             call = f"{render_fx(op.args[0], names, final)}[{render_fx(op.args[1], names, final)}]"
         elif op.target == "torch.ops.prims.fma.default" and len(op.args) == 3:
@@ -163,7 +169,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         name = binding.outputs[param]
         arg = by_param[param]
         meta = _buffer_meta(graph, _arg_buffer(arg))
-        node_meta = fragment.ops[name].meta
+        node_meta = fragment.ops[name].meta if name in fragment.ops else binding.input_meta.get(name)
         expr = names[name]
         split = binding.partial_outputs.get(param)
         if split is not None:
@@ -172,8 +178,11 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
                          f"along dim {list(split.dims)};")
             lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({split.terms} values per element).")
+            if split.scale:
+                lines.append(f"    # The partials are sums: {split.scale} times {expr} in all.")
+            scaled = f"{expr} * {split.scale}" if split.scale else expr
             results.append(f'"{the(param)}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
-                           f'"terms": {split.terms}, "expected": {expr}}}')
+                           f'"terms": {split.terms}, "expected": {scaled}}}')
             split_outputs.append(param)
             continue
         if meta is not None and node_meta is not None:
@@ -210,10 +219,26 @@ def _outputs_of(kernel: Kernel, access: _Access | None) -> list[str]:
     return [p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr"))]
 
 
-def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: Mapping[str, str] | None = None) -> Reference:
+def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: Mapping[str, str] | None = None,
+                    recorded_graph: Mapping | None = None) -> Reference:
     """Eager reference of `kernel` as launched by `launch`, its source written in `final_names` (Inductor parameter
-    -> the module's name; Inductor's names where absent); outputs it cannot derive are listed with a reason."""
+    -> the module's name; Inductor's names where absent); outputs it cannot derive are listed with a reason.
+
+    From `recorded_graph` (the kernel's graph as the capture recorded it: harvest.capture.kernel_graph) when there is
+    one, with every name bound exactly; else from the kernel's `# Graph fragment:` comment, bound by heuristics.
+    """
     access: _Access | None = None
+    fallback = ""
+    if recorded_graph and not recorded_graph.get("error"):
+        try:
+            access = _scan_kernel(kernel)
+            fragment, binding = bind_recorded(kernel, launch, graph, access, dict(recorded_graph))
+            reference = _generate(kernel, fragment, binding, graph, launch, final_names or {})
+            return replace(reference, source_of="graph")
+        except Exception as exc:  # noqa: BLE001 - the comment is the fallback; say why it was needed
+            fallback = f"the recorded graph could not be used ({type(exc).__name__}: {exc}); built from the comment"
+    elif recorded_graph:
+        fallback = f"the capture could not record this kernel's graph ({recorded_graph['error']}); built from the comment"
     try:
         access = _scan_kernel(kernel)
         if not kernel.comment.fragment:
@@ -223,14 +248,28 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
         _bind_inputs(kernel, launch, graph, access, fragment, binding)
         _bind_outputs(kernel, launch, graph, access, fragment, binding)
         _bind_partial_inputs(fragment, binding)
-        return _generate(kernel, fragment, binding, graph, launch, final_names or {})
+        reference = _generate(kernel, fragment, binding, graph, launch, final_names or {})
+        if fallback:
+            reference = replace(reference, warnings=(fallback, *reference.warnings))
+        return reference
     except _NoFragment:
         reason = "the kernel has no # Graph fragment comment (torch < 2.5 or a template kernel)"
     except Exception as exc:  # noqa: BLE001 - a reference is optional; the module still gets written
         reason = f"internal error building the reference: {type(exc).__name__}: {exc}"
     outputs = _outputs_of(kernel, access)
     source = "def reference():\n    return {}\n"
-    return Reference(source, (), (), tuple((p, reason) for p in outputs), ())
+    return Reference(source, (), (), tuple((p, reason) for p in outputs), (fallback,) if fallback else ())
+
+
+def reference_json(reference: Reference, final_names: Mapping[str, str]) -> dict:
+    """The manifest's summary of a reference: what it was built from, and per output it writes (in the module's
+    names) either "compared" or why the reference cannot compute it."""
+    outputs = {final_names.get(p, p): "compared" for p in reference.checked}
+    outputs |= {final_names.get(p, p): why for p, why in reference.unchecked}
+    compared = len(reference.checked)
+    coverage = "none" if not compared else ("full" if not reference.unchecked else "partial")
+    built_from = "recorded graph" if reference.source_of == "graph" else "graph fragment comment"
+    return {"built_from": built_from, "coverage": coverage, "outputs": outputs}
 
 
 class _NoFragment(Exception):
