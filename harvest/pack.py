@@ -49,7 +49,7 @@ def pack_module(module_text: str, harness_text: str, record_name: str | None, la
         raise ParseError(f"{label}: not a kernel module this harvest writes (no `from harness import ...` line or no __main__); replay its extraction with `harvest extract DIR` to renew it")
     text = HARNESS_IMPORT.sub(lambda _: harness_piece(harness_text, "Tensor"), module_text, count=1)
     before, after = text.split(MAIN, 1)
-    pieces = [harness_piece(harness_text, name) for name in ("triton_helpers", "body") if f"# >>> harness: {name}\n" in harness_text]
+    pieces = [harness_piece(harness_text, name) for name in ("triton_helpers", "triton_rand", "body") if f"# >>> harness: {name}\n" in harness_text]
     text = before.rstrip("\n") + "\n\n\n" + "\n\n".join(pieces) + "\n" + MAIN + after
     lines = text.splitlines(keepends=True)
     have = {line.rstrip("\n") for line in lines}

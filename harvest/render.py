@@ -124,6 +124,7 @@ def render(plan: ModulePlan) -> str:
 HELPERS_LIBDEVICE = frozenset({"exp", "isinf", "isnan"})
 HARNESS_PATH = "harness.py"
 _HARNESS_HELPERS = re.compile(r"^from harness import [^#\n]*\btriton_helpers\b", re.M)
+_HARNESS_RAND = re.compile(r"^from harness import [^#\n]*\btriton_rand\b", re.M)
 
 
 def kernel_region(module_source: str) -> str:
@@ -160,6 +161,7 @@ def harness_source(module_sources) -> str:
         shim=shim_source(called).strip() if called or helpers else "",
         helpers=helpers_source(helpers, torch_version).strip() if helpers else "",
         helpers_libdevice=bool(helpers_libdevice(helpers)),
+        rand=any(_HARNESS_RAND.search(s) for s in sources),
     )
     compile(source, HARNESS_PATH, "exec")
     return source

@@ -32,7 +32,26 @@ _UPDATES_FIRST_ARG = {"index_put", "index_put_", "scatter", "scatter_", "scatter
                       "index_fill_", "masked_scatter", "masked_scatter_", "_unsafe_index_put", "select_scatter",
                       "slice_scatter", "diagonal_scatter", "as_strided_scatter"}
 # Inductor's random-number prims: drawn by Triton's Philox in the kernel, which eager cannot redraw.
-_RANDOM = {"inductor_random", "inductor_randint", "inductor_seeds", "inductor_lookup_seed"}
+_RANDOM = {"inductor_random", "inductor_randint", "inductor_lookup_seed"}  # (the seed buffer is an input)
+
+
+# What the reference calls to redraw tl.rand's numbers (harness.py's piece of that name).
+TRITON_RAND = "triton_rand"
+
+
+def _redraw_random(node: FxNode, family: str) -> _Op | None:
+    """Inductor's dropout draws with Triton's Philox: `inductor_lookup_seed(seeds, k)` is the seed at k of the seed
+    buffer, `inductor_random(size, seed, 'rand')` is tl.rand(seed, offset) for the offsets 0, 1, ... of the
+    elements in row-major order, which the harness's triton_rand draws again, bit for bit. None for anything else
+    ('randn', 'randint': not redrawn)."""
+    if node.args_error:
+        return None
+    if family == "inductor_lookup_seed" and len(node.args) == 2 and isinstance(node.args[0], FxRef):
+        return _Op(node.name, "operator.getitem", node.args, {}, node.meta)
+    if (family == "inductor_random" and len(node.args) == 3 and isinstance(node.args[2], FxExpr)
+            and node.args[2].text.strip("'\"") == "rand" and not node.kwargs):
+        return _Op(node.name, TRITON_RAND, node.args[:2], {}, node.meta)
+    return None
 
 
 class RecordMismatch(ValueError):
@@ -69,6 +88,10 @@ def _fragment(recorded: dict) -> _Fragment:
         if target == "torch.ops.aten.copy_.default":
             target = "torch.ops.aten.copy.default"  # the value copy_ leaves in its first argument, out of place
         fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
+        redrawn = _redraw_random(node, family)
+        if redrawn is not None:
+            fragment.ops[node.name] = redrawn
+            continue
         if family in _RANDOM:
             fragment.broken[node.name] = (f"{node.name} draws random numbers in the kernel ({node.target}, Triton's "
                                           "Philox from the run's seed): eager cannot redraw them; the record checks it")
@@ -202,10 +225,14 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
             if (target is None or param not in binding.unchecked or param not in access.stored or not of_this(buffer)
                     or meta is None or _top_op(access.last_store.get(param), access.assigns) != "sum"):
                 continue
-            dims = _split_dims(meta.shape, fragment.placeholders[target].meta.shape)
+            whole = fragment.placeholders[target].meta
+            dims = _split_dims(meta.shape, whole.shape)
             if dims is not None:
                 binding.outputs[param] = target
                 binding.partial_outputs[param] = _Split("sum", dims, terms, scale_of(target))
+                del binding.unchecked[param]
+            elif _numel(meta.shape) == _numel(whole.shape):  # not split: the whole sum, divided by the next kernel
+                binding.outputs[param] = _total(fragment, target, scale_of(target))
                 del binding.unchecked[param]
         # Stage 2: this kernel reads partial sums and combines them.
         partials = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)]
@@ -228,11 +255,17 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
             if (param in binding.unchecked and param in access.stored and of_this(buffer) and meta is not None
                     and _numel(meta.shape) == _numel(whole.shape)
                     and _top_op(access.last_store.get(param), access.assigns) == "sum"):
-                total = f"{target}_total"
-                fragment.ops[total] = _Op(total, "torch.ops.aten.mul.Tensor", (FxRef(target), FxExpr((str(scale_of(target)),))),
-                                          {}, whole)
-                binding.outputs[param] = total
+                binding.outputs[param] = _total(fragment, target, scale_of(target))
                 del binding.unchecked[param]
+
+
+def _total(fragment: _Fragment, statistic: str, scale: int) -> str:
+    """A node for the sum a mean or variance divides (`getitem_1_total = getitem_1 * 32`): what a kernel stores when
+    it leaves the division to the next."""
+    total = f"{statistic}_total"
+    fragment.ops[total] = _Op(total, "torch.ops.aten.mul.Tensor", (FxRef(statistic), FxExpr((str(scale),))), {},
+                              fragment.placeholders[statistic].meta)
+    return total
 
 
 def _var_mean_parts(name: str, op: _Op, fragment: _Fragment) -> tuple[str, str | None, int, int] | None:
