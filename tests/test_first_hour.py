@@ -146,5 +146,6 @@ def test_a_script_that_chooses_the_cpp_backend_says_so(tmp_path):
     assert "cpu_backend" in line and line.endswith("the capture is kept in out/raw"), line
     raw = tmp_path / "out/raw"
     assert "async_compile.cpp_pybinding(" in (raw / "g0_inference/output_code.py").read_text()  # kept: the run's only copy
-    assert (raw / "target.log").read_text() == "cpp torch.Size([64])\n"
+    # the target's own output, torch's warnings included (C++ compiles warn where no CUDA runtime is found)
+    assert "cpp torch.Size([64])\n" in (raw / "target.log").read_text()
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["raw"]  # no report of 0 kernels, no manifest

@@ -159,6 +159,15 @@ class KernelGraphs:
                     entry["node"] = node_name
                 elif node_name not in entry["views"] and node_name != entry["node"]:
                     entry["views"].append(node_name)
+        # The inputs of a cat Inductor writes straight into their slices of its buffer: which input each is.
+        for node_name, value in self.values.items():
+            concat = value
+            while isinstance(concat, ir.MutableBox):  # the cat node itself, not a view of it
+                concat = concat.data
+            if isinstance(concat, ir.ConcatKernel):
+                for position, part in enumerate(getattr(concat, "inputs", []) or []):
+                    for buffer, _ in _buffers_of(part, ir):
+                        found.setdefault(buffer, {"node": None, "views": []})["cat"] = [node_name, position]
         # A graph input is its placeholder's value, even where Inductor copied it into a buffer of another layout.
         for name in getattr(V.graph, "graph_input_names", []) or []:
             if name in self.values:

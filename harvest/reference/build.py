@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from harvest.model import FxDevice, Graph, Kernel, Launch
+from harvest.model import FxDevice, FxExpr, Graph, Kernel, Launch
 from harvest.reference.access import _Access, _scan_kernel
 from harvest.reference.binding import (
     _SPLIT_TARGETS,
@@ -43,6 +43,9 @@ class Reference:
     warnings: tuple[str, ...] = ()
     split_outputs: tuple[str, ...] = ()  # outputs that hold a split reduction's partials (check() combines them)
     source_of: str = "comment"  # what it was built from: "graph" (recorded at capture time) or "comment"
+
+_HALF_FLOATS = ("torch.bfloat16", "torch.float16")
+
 
 def _identifier(name: str, taken: set[str]) -> str:
     if keyword.iskeyword(name) or name in taken or name in {"torch", "operator", "device"}:
@@ -152,6 +155,12 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                 call += f" / {split.scale}"
         elif op.target == "operator.getitem":
             call = f"{render_fx(op.args[0], names, final)}[{render_fx(op.args[1], names, final)}]"
+        elif (op.target == "torch.ops.prims.convert_element_type.default" and len(op.args) == 2
+              and isinstance(op.args[1], FxExpr) and op.args[1].text in _HALF_FLOATS):
+            # Inside a kernel Inductor keeps fp16/bf16 values in fp32 (rounded only where one is stored): so does
+            # the reference; check() rounds an output of that dtype once, as the kernel's store does.
+            call = (f"torch.ops.prims.convert_element_type.default({render_fx(op.args[0], names, final)}, "
+                    f"torch.float32)  # {op.args[1].text.removeprefix('torch.')} kept in fp32, as in the kernel")
         elif op.target == "torch.ops.prims.fma.default" and len(op.args) == 3:
             # Inductor's own prim (registered only once Inductor is imported): a * b + c.
             a, b, c = (render_fx(v, names, final) for v in op.args)

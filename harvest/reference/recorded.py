@@ -10,7 +10,7 @@ launch). The nodes become the same small program the `# Graph fragment:` comment
 
 from __future__ import annotations
 
-from harvest.model import FxExpr, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
+from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.reference.access import _Access, _top_op
@@ -30,7 +30,8 @@ from harvest.reference.fragment import _arg_buffer, _buffer_meta, _Fragment, _nu
 _UPDATES_FIRST_ARG = {"index_put", "index_put_", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
                       "scatter_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
                       "index_fill_", "masked_scatter", "masked_scatter_", "_unsafe_index_put", "select_scatter",
-                      "slice_scatter", "diagonal_scatter", "as_strided_scatter"}
+                      "slice_scatter", "diagonal_scatter", "as_strided_scatter",
+                      "_unsafe_masked_index_put_accumulate", "index_reduce", "index_reduce_"}
 # Inductor's random-number prims: drawn by Triton's Philox in the kernel, which eager cannot redraw.
 _RANDOM = {"inductor_random", "inductor_randint", "inductor_lookup_seed"}  # (the seed buffer is an input)
 
@@ -316,6 +317,11 @@ def _buffer_node(buffer: str, buffers: dict[str, dict], fragment: _Fragment, gra
     info = buffers.get(buffer) or {}
     if info.get("node"):
         return info["node"]
+    cat = info.get("cat")  # one input of a cat, written straight into its slice of the cat's buffer
+    if cat and cat[0] in fragment.ops and fragment.ops[cat[0]].args and isinstance(fragment.ops[cat[0]].args[0], FxList):
+        items = fragment.ops[cat[0]].args[0].items
+        if 0 <= cat[1] < len(items) and isinstance(items[cat[1]], FxRef):
+            return items[cat[1]].name
     meta = _buffer_meta(graph, buffer)
     size = _numel(meta.shape) if meta is not None else None
     views = [v for v in info.get("views", []) if v in fragment.placeholders and fragment.placeholders[v].meta is not None

@@ -1,0 +1,185 @@
+"""The reference built from the kernel's graph as the capture recorded it (harvest.capture.kernel_graph and
+harvest.reference.recorded): one real capture of tests/targets/reference_reasons.py on the CPU Triton path, which has
+a kernel for each reason the comment-built reference failed on unseen models; each is checked by its own module,
+under the Triton interpreter, against the reference, output by output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import CPU_FIXTURES, ROOT, harvest, run_check
+
+from harvest.capture.kernel_graph import format_value
+from harvest.reference import build_reference
+from harvest.reference.recorded import RecordMismatch, bind_recorded
+
+TARGET = ROOT / "tests" / "targets" / "reference_reasons.py"
+
+
+@pytest.fixture(scope="module")
+def reasons(tmp_path_factory) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("reasons") / "out"
+    done = harvest("extract", str(TARGET), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return json.loads((out / "manifest.json").read_text()), out
+
+
+def kernels(manifest: dict) -> list[dict]:
+    return [k for g in manifest["graphs"] for k in g["kernels"]]
+
+
+def recorded_graph(out: Path, kernel: dict) -> dict:
+    capture = json.loads((out / "raw" / "capture.json").read_text())
+    graph = next(g for g in capture["graphs"] if g["name"] == kernel["module"].split("/")[0])
+    return graph["kernel_graphs"][kernel["name"]]
+
+
+def test_every_kernel_has_a_full_reference_built_from_the_recorded_graph(reasons):
+    manifest, out = reasons
+    made = [k for k in kernels(manifest) if k["module"]]
+    assert len(made) >= 25
+    assert manifest["references"] == {"full": len(made), "partial": 0, "none": 0, "from_recorded_graph": len(made)}
+    for kernel in made:
+        assert kernel["reference"]["built_from"] == "recorded graph"
+        assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel
+    report = (out / "report.md").read_text()
+    assert "| Eager reference compares |" in report and "(from the recorded graph)" in report
+
+
+def has_node(graph: dict, target: str, where: str = "nodes") -> bool:
+    return any(n["target"] == target for n in graph[where])
+
+
+# reason -> (which kernel shows it: f(manifest entry, recorded graph)), text its reference must hold)
+REASONS = {
+    "tuple output of split (chunk)": (lambda k, g: has_node(g, "aten.split.Tensor"), "split[1]"),
+    "tuple output of var_mean": (lambda k, g: has_node(g, "aten.var_mean.correction"), "var_mean[1]"),
+    "native_dropout's mask, redrawn": (lambda k, g: has_node(g, "prims.inductor_random.default"), "triton_rand("),
+    "native_group_norm": (lambda k, g: "native_group_norm" in k["name"], "var_mean"),
+    "batch norm's running statistics (copy_ into an input)": (lambda k, g: "batch_norm_legit_functional_copy" in k["name"],
+                                                             "torch.ops.aten.copy.default("),
+    "a buffer reused in place (in_out_ptr)": (lambda k, g: any("buffers" in a and a["buffers"][0] != a["buffer"]
+                                                               for a in g["args"]), "return {"),
+    "index_put into a buffer another kernel filled": (lambda k, g: has_node(g, "aten.index_put.default")
+                                                      and any(b.get("mutates") for b in g["buffers"].values())
+                                                      and "index_put" in k["name"] and "mutates" in str(g["buffers"])
+                                                      and any(a["param"] == "out_ptr0" and g["buffers"].get(a["buffer"], {}).get("node") == "index_put"
+                                                              and any(b.get("mutates") == a["buffer"] for b in g["buffers"].values())
+                                                              for a in g["args"]) and g["computes"] != [
+                                                          a["buffer"] for a in g["args"] if a["param"] == "out_ptr0"],
+                                                      "aten.index_put.default(arg0_1"),
+    "scatter_add": (lambda k, g: has_node(g, "aten.scatter_add.default"), "return {"),
+    "a dtype conversion kept in fp32": (lambda k, g: any("convert_element_type" in n["target"] and "bfloat16" in n["args"]
+                                                         for n in g["nodes"]), "kept in fp32"),
+    "an extern matmul's output read": (lambda k, g: has_node(g, "aten.mm.default", "inputs"), "    mm = "),
+    "a split reduction's stage 1": (lambda k, g: k["name"].startswith("triton_red_fused_sum"), "Split reduction, stage 1"),
+    "a split reduction's stage 2, into a mutated input": (lambda k, g: "add_copy__sum" in k["name"], "Split reduction, stage 2"),
+}
+
+
+@pytest.mark.parametrize("reason", list(REASONS))
+def test_each_reason_has_a_kernel_whose_module_checks_every_output_against_the_reference(reasons, reason):
+    manifest, out = reasons
+    wanted, text = REASONS[reason]
+    found = [k for k in kernels(manifest) if k["module"] and wanted(k, recorded_graph(out, k))]
+    assert found, f"no kernel of the capture shows {reason}"
+    kernel = found[0]
+    module = out / kernel["module"]
+    source = module.read_text()
+    reference = source[source.index("def reference("): source.index("RECORD = ")]
+    assert text in reference, reference
+    check = run_check(module)
+    assert check.returncode == 0, check.stdout + check.stderr
+    outputs = list(kernel["reference"]["outputs"])
+    for output in outputs:
+        assert f"  {output}: reference: ok" in check.stdout, (output, check.stdout)
+        assert f"  {output}: recorded: ok" in check.stdout, (output, check.stdout)
+
+
+def test_the_dropout_mask_is_redrawn_bit_for_bit_and_the_harness_carries_triton_rand(reasons):
+    manifest, out = reasons
+    dropout = next(k for k in kernels(manifest) if k["module"] and any(
+        n["target"] == "prims.inductor_random.default" for n in recorded_graph(out, k)["nodes"]))
+    assert "from harness import Tensor, main" in (out / dropout["module"]).read_text()
+    assert "triton_rand" in (out / dropout["module"]).read_text().split("# >>> kernel")[0]
+    assert "def triton_rand(shape, seed):" in (out / "harness.py").read_text()
+    check = run_check(out / dropout["module"])
+    masks = [line for line in check.stdout.splitlines() if "reference: ok" in line and "torch.bool, bit for bit" in line]
+    assert masks, check.stdout  # the mask (a bool output) equals the kernel's exactly
+
+
+def test_a_module_whose_size_is_changed_checks_against_the_recorded_graphs_reference(reasons, tmp_path):
+    """Made-up inputs of another size, no record: only the reference compares, and it still passes."""
+    manifest, out = reasons
+    copy = tmp_path / "edited"
+    shutil.copytree(out, copy, ignore=shutil.ignore_patterns("records"))
+    kernel = next(k for k in kernels(manifest) if k["module"] and k["module"].endswith("relu_cast_add_kernel.py"))
+    module = copy / kernel["module"]
+    text = module.read_text()
+    edited = text.replace("Tensor((16, 4), (4, 1), torch.float32", "Tensor((24, 4), (4, 1), torch.float32")
+    edited = edited.replace('"n_elements": 64,', '"n_elements": 96,')
+    assert edited.count("(24, 4)") >= 2 and '"n_elements": 96,' in edited, text[text.index("ARGUMENTS"):][:600]
+    module.write_text(edited)
+    check = run_check(module)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "only the eager reference compares" in check.stdout
+    assert "reference: ok (96 values" in check.stdout, check.stdout
+
+
+def test_replaying_the_extraction_keeps_the_recorded_graphs(reasons, tmp_path):
+    """raw/capture.json keeps every kernel's recorded graph: a replay builds the same references, byte for byte."""
+    manifest, out = reasons
+    again = tmp_path / "again"
+    done = harvest("extract", str(out), "-o", str(again), "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((again / "manifest.json").read_text())["references"] == manifest["references"]
+    for kernel in kernels(manifest):
+        if kernel["module"]:
+            assert (again / kernel["module"]).read_bytes() == (out / kernel["module"]).read_bytes()
+
+
+# -- the fallback and the pure pieces ----------------------------------------------------------------------------
+
+def fixture_kernel():
+    from harvest.parse.wrapper import parse_output_code
+
+    graph = parse_output_code((CPU_FIXTURES / "small_model" / "graph_000.py").read_text(), "g0_forward", "forward")
+    kernel = graph.kernels[0]
+    return kernel, graph.launches_of(kernel.name)[0], graph
+
+
+def test_a_graph_the_capture_could_not_record_falls_back_to_the_comment_and_says_why():
+    kernel, launch, graph = fixture_kernel()
+    reference = build_reference(kernel, launch, graph, None, {"error": "AttributeError: no kernel.args"})
+    assert reference.source_of == "comment"
+    assert any("could not record this kernel's graph (AttributeError: no kernel.args)" in w for w in reference.warnings)
+    assert reference.checked, "the comment still gives a reference"
+
+
+def test_a_recorded_graph_of_another_kernel_is_refused_and_the_comment_used():
+    kernel, launch, graph = fixture_kernel()
+    other = {"args": [{"param": "in_ptr99", "buffer": "buf0", "kind": "TensorArg"}], "nodes": [], "inputs": [],
+             "buffers": {}}
+    from harvest.reference.access import _scan_kernel
+
+    with pytest.raises(RecordMismatch, match="in_ptr99"):
+        bind_recorded(kernel, launch, graph, _scan_kernel(kernel), other)
+    reference = build_reference(kernel, launch, graph, None, other)
+    assert reference.source_of == "comment" and any("RecordMismatch" in w for w in reference.warnings)
+
+
+def test_fx_values_are_written_in_the_fragments_syntax():
+    import torch
+
+    graph = torch.fx.Graph()
+    node = graph.placeholder("x")
+    assert format_value(node) == "%x"
+    assert format_value([node, 2, -1.5]) == "[%x, 2, -1.5]"
+    assert format_value((node,)) == "(%x,)"
+    assert format_value(float("-inf")) == "-inf" and format_value(float("nan")) == "nan"
+    assert format_value(torch.bfloat16) == "torch.bfloat16" and format_value(torch.device("cpu")) == "cpu"
+    assert format_value({"dim": [0], "keepdim": True}) == "{dim: [0], keepdim: True}"
+    assert format_value("rand") == "'rand'" and format_value(None) == "None"
