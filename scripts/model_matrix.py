@@ -137,7 +137,9 @@ def check_module(python: str, extraction: Path, module: str, device: str, timeou
     rc, seconds, output = timed_run(command, child_env(device, interpret=device == "cpu"), extraction, timeout, log)
     status, reasons = classify(rc, output)
     detail = next((line.strip() for line in output.splitlines() if DIFFER.match(line)), "") if status == "fail" else ""
-    return status, reasons, detail, ([] if status == "pass" else last_lines(output)), round(seconds, 2)
+    # how many outputs each oracle compared and found equal (`  out_ptr: recorded: ok (...)`)
+    compared = {oracle: len(re.findall(rf"^\s+[\w.]+: {oracle}: ok \(", output, flags=re.M)) for oracle in ("recorded", "reference")}
+    return status, reasons, detail, ([] if status == "pass" else last_lines(output)), round(seconds, 2), compared
 
 
 def directory_bytes(path: Path) -> int:
@@ -192,7 +194,10 @@ def run_model(target: Path, options, device: str, pool) -> dict:
     for graph in manifest["graphs"]:
         for kernel in graph["kernels"]:
             row = {"graph": graph["name"], "kernel": kernel.get("display_name") or kernel["name"],
-                   "inductor_name": kernel["name"], "module": kernel.get("module")}
+                   "inductor_name": kernel["name"], "module": kernel.get("module"),
+                   "reference": (kernel.get("reference") or {}).get("coverage", "none"),
+                   "unreferenced": {o: why for o, why in ((kernel.get("reference") or {}).get("outputs") or {}).items()
+                                    if why != "compared"}}
             if row["module"] is None:
                 row.update(status="not standalone", reasons=[kernel.get("standalone_reason") or "(no reason given)"],
                            detail="", tail=[], check_s=None)
@@ -203,8 +208,8 @@ def run_model(target: Path, options, device: str, pool) -> dict:
     print(f"[{stem}] {len(kernels)} kernels in {len(manifest['graphs'])} graphs, checking {len(futures)} modules",
           file=sys.stderr, flush=True)
     for index, future in futures.items():
-        status, reasons, detail, tail, seconds = future.result()
-        kernels[index].update(status=status, reasons=reasons, detail=detail, tail=tail, check_s=seconds)
+        status, reasons, detail, tail, seconds, compared = future.result()
+        kernels[index].update(status=status, reasons=reasons, detail=detail, tail=tail, check_s=seconds, compared=compared)
         if status != "pass":
             more = f" ({detail})" if detail else ""
             print(f"[{stem}]   {kernels[index]['module']}: {status}: {'; '.join(reasons)}{more}", file=sys.stderr,
@@ -219,9 +224,13 @@ def count(kernels: list[dict]) -> dict:
     statuses = Counter(k["status"] for k in kernels)
     total = len(kernels)
     standalone = total - statuses["not standalone"]
+    references = Counter(k.get("reference", "none") for k in kernels if k.get("module"))
     return {"kernels": total, "standalone": standalone, "passing": statuses["pass"],
             "percent": round(100 * statuses["pass"] / total, 1) if total else 0.0,
-            **{status: statuses[status] for status in STATUSES}}
+            **{status: statuses[status] for status in STATUSES},
+            "reference_full": references["full"], "reference_partial": references["partial"],
+            "outputs_recorded": sum((k.get("compared") or {}).get("recorded", 0) for k in kernels),
+            "outputs_reference": sum((k.get("compared") or {}).get("reference", 0) for k in kernels)}
 
 
 def failure_groups(kernels: list[dict]) -> list[dict]:
@@ -249,20 +258,24 @@ def seconds(value) -> str:
 
 
 def summary_table(models: list[dict], total: dict) -> list[str]:
-    lines = ["| model | graphs | kernels | standalone | passing | % | fail | crash | timeout | harvest extract | plain run | ratio | raw/ |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | graphs | kernels | standalone | passing | % | fail | crash | timeout | full reference | "
+             "outputs: record / reference | harvest extract | plain run | ratio | raw/ |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in models:
         c = m["counts"]
         extract = seconds(m["extract_s"]) + ("" if m["extract_rc"] == 0 else f" (exit {m['extract_rc']})")
         plain = seconds(m["plain_s"]) + ("" if m["plain_rc"] == 0 else f" (exit {m['plain_rc']})")
         ratio = "-" if m["ratio"] is None else f"{m['ratio']:.2f}x"
         lines.append(f"| {m['model']} | {m['graphs']} | {c['kernels']} | {c['standalone']} | {c['passing']} | "
-                     f"{c['percent']:.1f} | {c['fail']} | {c['crash']} | {c['timeout']} | {extract} | {plain} | "
-                     f"{ratio} | {human_bytes(m['raw_bytes'])} |")
+                     f"{c['percent']:.1f} | {c['fail']} | {c['crash']} | {c['timeout']} | "
+                     f"{c.get('reference_full', 0)} / {c['standalone']} | {c.get('outputs_recorded', 0)} / "
+                     f"{c.get('outputs_reference', 0)} | {extract} | {plain} | {ratio} | {human_bytes(m['raw_bytes'])} |")
     c = total
     lines.append(f"| **total** | {c['graphs']} | {c['kernels']} | {c['standalone']} | {c['passing']} | "
-                 f"{c['percent']:.1f} | {c['fail']} | {c['crash']} | {c['timeout']} | {seconds(c['extract_s'])} | "
-                 f"{seconds(c['plain_s'])} | - | {human_bytes(c['raw_bytes'])} |")
+                 f"{c['percent']:.1f} | {c['fail']} | {c['crash']} | {c['timeout']} | "
+                 f"{c.get('reference_full', 0)} / {c['standalone']} | {c.get('outputs_recorded', 0)} / "
+                 f"{c.get('outputs_reference', 0)} | {seconds(c['extract_s'])} | {seconds(c['plain_s'])} | - | "
+                 f"{human_bytes(c['raw_bytes'])} |")
     return lines
 
 
@@ -292,6 +305,9 @@ def markdown(matrix: dict) -> str:
             out.append("- all kernels pass")
         for g in groups:
             out.append(f"- x{g['count']} {g['group']} (e.g. `{g['example']}`)")
+        for k in m["kernels"]:
+            for output, why in (k.get("unreferenced") or {}).items():
+                out.append(f"- no reference for {k['module']}: {output}: {why}")
         failing = [k for k in m["kernels"] if k["status"] != "pass"]
         if failing:
             out += ["", "| graph | kernel | module | status | reason |", "|---|---|---|---|---|"]
