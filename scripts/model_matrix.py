@@ -155,13 +155,16 @@ def run_model(target: Path, options, device: str, pool) -> dict:
     shown = display_path(target)
     result: dict = {"model": stem, "target": shown}
 
-    print(f"[{stem}] plain run: python {shown}", file=sys.stderr, flush=True)
-    with tempfile.TemporaryDirectory() as cache:
-        rc, seconds, output = timed_run([python, shown], child_env(device, cache), ROOT,
-                                        options.extract_timeout or None, logs / f"{stem}.plain.log")
-    result["plain_rc"], result["plain_s"] = rc, round(seconds, 2)
-    if rc != 0:
-        result["plain_error"] = last_lines(output, 3)
+    if options.no_plain:
+        result["plain_rc"], result["plain_s"] = 0, 0.0
+    else:
+        print(f"[{stem}] plain run: python {shown}", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory() as cache:
+            rc, seconds, output = timed_run([python, shown], child_env(device, cache), ROOT,
+                                            options.extract_timeout or None, logs / f"{stem}.plain.log")
+        result["plain_rc"], result["plain_s"] = rc, round(seconds, 2)
+        if rc != 0:
+            result["plain_error"] = last_lines(output, 3)
 
     print(f"[{stem}] harvest extract -> {display_path(extraction)}", file=sys.stderr, flush=True)
     if extraction.exists():
@@ -197,7 +200,7 @@ def run_model(target: Path, options, device: str, pool) -> dict:
                    "inductor_name": kernel["name"], "module": kernel.get("module"),
                    "reference": (kernel.get("reference") or {}).get("coverage", "none"),
                    "unreferenced": {o: why for o, why in ((kernel.get("reference") or {}).get("outputs") or {}).items()
-                                    if why != "compared"}}
+                                    if why != "compared" and not why.startswith("scratch: ")}}
             if row["module"] is None:
                 row.update(status="not standalone", reasons=[kernel.get("standalone_reason") or "(no reason given)"],
                            detail="", tail=[], check_s=None)
@@ -353,6 +356,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="*", type=Path, help="scripts (default: examples/models/*.py)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/harvest-matrix"), help="output directory")
+    parser.add_argument("--no-plain", action="store_true", help="skip the plain run of each target (no ratio; saves GPU time)")
     parser.add_argument("--jobs", type=int, default=2, help="modules checked in parallel (default 2)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per module --check (default 300)")
     parser.add_argument("--extract-timeout", type=int, default=1800,

@@ -48,6 +48,9 @@ def main(argv: list[str]) -> int:
     bad = False
     for name in argv:
         extraction = Path(name)
+        if not (extraction / "manifest.json").is_file():
+            print(f"{extraction.name}: no extraction (no manifest.json)")
+            continue
         texts = modules(extraction)
         if not texts:
             print(f"{extraction.name}: no modules")

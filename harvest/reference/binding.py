@@ -36,6 +36,7 @@ class _Binding:
     warnings: list[str] = field(default_factory=list)
     partial_outputs: dict[str, _Split] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
     from_partials: dict[str, tuple[str, _Split]] = field(default_factory=dict)  # node -> (partial input, split)
+    scratch: set[str] = field(default_factory=set)  # Inductor's workspaces: written, but no value of the graph
     exact: bool = False  # bound from the recorded graph, not by heuristics: an output may equal an input (a copy)
 
 

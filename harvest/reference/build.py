@@ -19,6 +19,7 @@ from harvest.reference.binding import (
     _needed,
 )
 from harvest.reference.fragment import (
+    PREPARE_SOFTMAX_ONLINE,
     _arg_buffer,
     _buffer_meta,
     _Fragment,
@@ -42,6 +43,7 @@ class Reference:
     unchecked: tuple[tuple[str, str], ...]  # (output parameter, reason)
     warnings: tuple[str, ...] = ()
     split_outputs: tuple[str, ...] = ()  # outputs that hold a split reduction's partials (check() combines them)
+    scratch: tuple[str, ...] = ()  # outputs that are Inductor's workspaces, not values of the graph (not counted)
     source_of: str = "comment"  # what it was built from: "graph" (recorded at capture time) or "comment"
 
 _HALF_FLOATS = ("torch.bfloat16", "torch.float16")
@@ -161,6 +163,11 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             # the reference; check() rounds an output of that dtype once, as the kernel's store does.
             call = (f"torch.ops.prims.convert_element_type.default({render_fx(op.args[0], names, final)}, "
                     f"torch.float32)  # {op.args[1].text.removeprefix('torch.')} kept in fp32, as in the kernel")
+        elif op.target == PREPARE_SOFTMAX_ONLINE and len(op.args) == 2:
+            # Inductor's online-softmax prim: (the max along dim, the sum of exp(x - max)), both keeping dim.
+            x, dim = (render_fx(v, names, final) for v in op.args)
+            most = f"torch.ops.aten.amax.default({x}, [{dim}], True)"
+            call = f"({most}, torch.ops.aten.sum.dim_IntList(torch.ops.aten.exp.default({x} - {most}), [{dim}], True))"
         elif op.target == "torch.ops.prims.fma.default" and len(op.args) == 3:
             # Inductor's own prim (registered only once Inductor is imported): a * b + c.
             a, b, c = (render_fx(v, names, final) for v in op.args)
@@ -208,7 +215,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     compile(source, f"<reference of {kernel.name}>", "exec")
     ordered_unchecked = tuple((p, unchecked[p]) for p in kernel.params if p in unchecked)
     return Reference(source, tuple(params), tuple(p for p in kernel.params if p in checked), ordered_unchecked,
-                     tuple(warnings), tuple(split_outputs))
+                     tuple(warnings), tuple(split_outputs), tuple(p for p in kernel.params if p in binding.scratch))
 
 
 def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -274,9 +281,10 @@ def reference_json(reference: Reference, final_names: Mapping[str, str]) -> dict
     """The manifest's summary of a reference: what it was built from, and per output it writes (in the module's
     names) either "compared" or why the reference cannot compute it."""
     outputs = {final_names.get(p, p): "compared" for p in reference.checked}
-    outputs |= {final_names.get(p, p): why for p, why in reference.unchecked}
+    outputs |= {final_names.get(p, p): ("scratch: " if p in reference.scratch else "") + why for p, why in reference.unchecked}
     compared = len(reference.checked)
-    coverage = "none" if not compared else ("full" if not reference.unchecked else "partial")
+    missing = [p for p, _ in reference.unchecked if p not in reference.scratch]
+    coverage = "none" if not compared and (missing or not reference.scratch) else ("full" if not missing else "partial")
     built_from = "recorded graph" if reference.source_of == "graph" else "graph fragment comment"
     return {"built_from": built_from, "coverage": coverage, "outputs": outputs}
 

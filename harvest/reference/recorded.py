@@ -170,6 +170,11 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
         if entry is None:
             binding.unchecked[param] = f"the recorded graph has no argument {param}"
             continue
+        if entry.get("kind") == "WorkspaceArg":
+            binding.scratch.add(param)
+            binding.unchecked[param] = ("Inductor's scratch workspace: it holds no value of the graph (partial results "
+                                        "or a semaphore between programs); the record compares it")
+            continue
         buffer = entry.get("buffers", [entry["buffer"]])[-1]
         chosen, why = _stored_node(buffer, buffers, computes, fragment, node_of(buffer))
         if chosen is not None and chosen.startswith("="):  # the buffer's value before this kernel: reads it
@@ -235,6 +240,24 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
             elif _numel(meta.shape) == _numel(whole.shape):  # not split: the whole sum, divided by the next kernel
                 binding.outputs[param] = _total(fragment, target, scale_of(target))
                 del binding.unchecked[param]
+        # A Welford reduction's m2 and weight, stored whole: var * (n - correction) and n.
+        welford = _welford_parts(kernel)
+        for param, entry in args.items():
+            buffer = entry.get("buffers", [entry["buffer"]])[-1]
+            if param not in binding.unchecked or param not in access.stored or not of_this(buffer):
+                continue
+            part = _welford_part(access.last_store.get(param), access.assigns, welford)
+            if part == 1 and var is not None:
+                binding.outputs[param] = _total(fragment, var, terms - correction)
+                del binding.unchecked[param]
+            elif part == 2:
+                count = f"{mean}_count"
+                fragment.ops[count] = _Op(count, "torch.ops.aten.full_like.default", (FxRef(mean), FxExpr((str(terms),))),
+                                          {}, fragment.placeholders[mean].meta)
+                binding.outputs[param] = count
+                del binding.unchecked[param]
+        _bind_welford_partials(name, mean, var, correction, binding, buffers, fragment, binding_inputs_of_this=[
+            n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)])
         # Stage 2: this kernel reads partial sums and combines them.
         partials = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)]
         if not partials:
@@ -258,6 +281,98 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
                     and _top_op(access.last_store.get(param), access.assigns) == "sum"):
                 binding.outputs[param] = _total(fragment, target, scale_of(target))
                 del binding.unchecked[param]
+
+
+def _welford_parts(kernel: Kernel) -> dict[str, int]:
+    """Names the kernel unpacks from a Welford helper (`mean, m2, weight = triton_helpers.welford(...)`): which of
+    the three each is (0 mean, 1 m2, 2 weight)."""
+    import ast
+
+    found: dict[str, int] = {}
+    try:
+        tree = ast.parse(kernel.source)
+    except SyntaxError:
+        return found
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                and len(node.targets[0].elts) == 3 and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr.startswith("welford")):
+            for index, element in enumerate(node.targets[0].elts):
+                if isinstance(element, ast.Name):
+                    found[element.id] = index
+    return found
+
+
+def _welford_part(expr, assigns: dict, welford: dict[str, int]) -> int | None:
+    """Which Welford output a stored value is, through the copies, subscripts and broadcasts in between."""
+    import ast
+
+    seen: set[str] = set()
+    while expr is not None:
+        if isinstance(expr, ast.Name):
+            if expr.id in welford:
+                return welford[expr.id]
+            if expr.id in seen:
+                return None
+            seen.add(expr.id)
+            expr = assigns.get(expr.id)
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and expr.args and isinstance(expr.func, ast.Attribute) and expr.func.attr in (
+                "broadcast_to", "reshape", "view", "to"):
+            expr = expr.args[0]
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+            expr = expr.func.value
+        elif isinstance(expr, ast.Attribute):
+            expr = expr.value
+        else:
+            return None
+    return None
+
+
+def _bind_welford_partials(name: str, mean: str, var: str | None, correction: int, binding: _Binding,
+                           buffers: dict[str, dict], fragment: _Fragment, binding_inputs_of_this: list[str]) -> None:
+    """A split Welford reduction's second stage reads three buffers of partials (the mean, m2 and weight of each
+    chunk, in that order: Inductor makes them in that order, so their buffer numbers are too) and combines them:
+    weight = sum(w), mean = sum(w * m) / weight, m2 = sum(m2_k + w * (m_k - mean)**2), var = m2 / (weight - correction).
+    The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs."""
+    if len(binding_inputs_of_this) != 3 or mean in binding.inputs:
+        return
+    ordered = sorted(binding_inputs_of_this, key=lambda b: int("".join(c for c in b if c.isdigit()) or 0))
+    metas = [binding.input_meta.get(b) for b in ordered]
+    whole = fragment.placeholders[mean].meta
+    if any(m is None or tuple(map(str, m.shape)) != tuple(map(str, metas[0].shape)) for m in metas) or whole is None:
+        return
+    dims = _split_dims(metas[0].shape, whole.shape)
+    if dims is None:
+        return
+    part_mean, part_m2, part_weight = (FxRef(b) for b in ordered)
+    keep = FxList(tuple(FxExpr((str(d),)) for d in dims))
+
+    def op(suffix: str, target: str, *args) -> FxRef:
+        node = f"{name}_{suffix}"
+        fragment.ops[node] = _Op(node, target, tuple(args), {}, None)
+        return FxRef(node)
+
+    true = FxExpr(("True",))
+    weight = op("weight", "torch.ops.aten.sum.dim_IntList", part_weight, keep, true)
+    weighted = op("weighted_means", "torch.ops.aten.mul.Tensor", part_weight, part_mean)
+    mean_kept = op("mean", "torch.ops.aten.div.Tensor", op("sum_of_weighted_means", "torch.ops.aten.sum.dim_IntList",
+                                                           weighted, keep, true), weight)
+    shape = FxList(tuple(FxExpr((str(s),)) for s in whole.shape))
+    fragment.ops[mean] = _Op(mean, "torch.ops.aten.reshape.default", (mean_kept, shape), {}, whole)
+    fragment.broken.pop(mean, None)
+    if var is None or fragment.placeholders.get(var) is None or fragment.placeholders[var].meta is None:
+        return
+    deviation = op("deviation", "torch.ops.aten.sub.Tensor", part_mean, mean_kept)
+    spread = op("spread", "torch.ops.aten.mul.Tensor", part_weight,
+                op("deviation_squared", "torch.ops.aten.mul.Tensor", deviation, deviation))
+    m2 = op("m2", "torch.ops.aten.sum.dim_IntList", op("m2_parts", "torch.ops.aten.add.Tensor", part_m2, spread), keep, true)
+    var_kept = op("var", "torch.ops.aten.div.Tensor", m2,
+                  op("dof", "torch.ops.aten.sub.Tensor", weight, FxExpr((str(correction),))))
+    fragment.ops[var] = _Op(var, "torch.ops.aten.reshape.default", (var_kept, FxList(tuple(
+        FxExpr((str(s),)) for s in fragment.placeholders[var].meta.shape))), {}, fragment.placeholders[var].meta)
+    fragment.broken.pop(var, None)
 
 
 def _total(fragment: _Fragment, statistic: str, scale: int) -> str:

@@ -27,7 +27,7 @@ class Block(nn.Module):
 def scatter(x, idx, v):
     y = x.clone()
     y.index_put_((idx,), v, accumulate=True)                 # a buffer one kernel fills and another scatters into
-    z = torch.zeros(8, 4).scatter_add(0, idx[:, None].expand(-1, 4), v)
+    z = torch.zeros(8, 4, device=x.device).scatter_add(0, idx[:, None].expand(-1, 4), v)
     return y.relu().bfloat16().float() + z.sum()             # dtype conversions
 
 
@@ -39,12 +39,14 @@ def update(x, buf):
 
 def main():
     torch.manual_seed(0)
-    block = Block()
-    x = torch.randn(8, 32, requires_grad=True)
-    img = torch.randn(2, 4, 8, 8)
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # on a CPU, harvest compiles Triton kernels too
+    block = Block().to(device)
+    x = torch.randn(8, 32, requires_grad=True, device=device)
+    img = torch.randn(2, 4, 8, 8, device=device)
     torch.compile(block)(x, img).backward()
-    torch.compile(scatter)(torch.randn(16, 4), torch.tensor([1, 3, 1]), torch.randn(3, 4))
-    torch.compile(update)(torch.randn(4096, 8), torch.zeros(8))
+    idx = torch.tensor([1, 3, 1], device=device)
+    torch.compile(scatter)(torch.randn(16, 4, device=device), idx, torch.randn(3, 4, device=device))
+    torch.compile(update)(torch.randn(4096, 8, device=device), torch.zeros(8, device=device))
     print("ok")
 
 
