@@ -244,8 +244,10 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
         welford = _welford_parts(kernel)
         for param, entry in args.items():
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
-            if param not in binding.unchecked or param not in access.stored or not of_this(buffer):
-                continue
+            meta = _buffer_meta(graph, buffer)
+            if (param not in binding.unchecked or param not in access.stored or not of_this(buffer) or meta is None
+                    or _numel(meta.shape) != _numel(fragment.placeholders[mean].meta.shape)):
+                continue  # (a split Welford's partials have a chunk dimension more: not these)
             part = _welford_part(access.last_store.get(param), access.assigns, welford)
             if part == 1 and var is not None:
                 binding.outputs[param] = _total(fragment, var, terms - correction)
@@ -338,6 +340,7 @@ def _bind_welford_partials(name: str, mean: str, var: str | None, correction: in
     The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs."""
     if len(binding_inputs_of_this) != 3 or mean in binding.inputs:
         return
+    before = list(fragment.ops)
     ordered = sorted(binding_inputs_of_this, key=lambda b: int("".join(c for c in b if c.isdigit()) or 0))
     metas = [binding.input_meta.get(b) for b in ordered]
     whole = fragment.placeholders[mean].meta
@@ -363,6 +366,7 @@ def _bind_welford_partials(name: str, mean: str, var: str | None, correction: in
     fragment.ops[mean] = _Op(mean, "torch.ops.aten.reshape.default", (mean_kept, shape), {}, whole)
     fragment.broken.pop(mean, None)
     if var is None or fragment.placeholders.get(var) is None or fragment.placeholders[var].meta is None:
+        _define_before(fragment, before, {mean})
         return
     deviation = op("deviation", "torch.ops.aten.sub.Tensor", part_mean, mean_kept)
     spread = op("spread", "torch.ops.aten.mul.Tensor", part_weight,
@@ -373,6 +377,22 @@ def _bind_welford_partials(name: str, mean: str, var: str | None, correction: in
     fragment.ops[var] = _Op(var, "torch.ops.aten.reshape.default", (var_kept, FxList(tuple(
         FxExpr((str(s),)) for s in fragment.placeholders[var].meta.shape))), {}, fragment.placeholders[var].meta)
     fragment.broken.pop(var, None)
+    _define_before(fragment, before, {mean, var})
+
+
+def _define_before(fragment: _Fragment, before: list[str], replaced: set[str]) -> None:
+    """Put the ops added since `before` ahead of the first replaced node: the reference computes in this order."""
+    added = [n for n in fragment.ops if n not in before]
+    ordered: dict[str, _Op] = {}
+    for name in before:
+        op = fragment.ops[name]
+        uses = {r for v in (*op.args, *op.kwargs.values()) for r in fx_refs(v)}
+        if (name in replaced or uses & replaced) and added:
+            ordered.update((n, fragment.ops[n]) for n in added)
+            added = []
+        ordered[name] = fragment.ops[name]
+    ordered.update((n, fragment.ops[n]) for n in added)
+    fragment.ops = ordered
 
 
 def _total(fragment: _Fragment, statistic: str, scale: int) -> str:
