@@ -183,3 +183,66 @@ def test_fx_values_are_written_in_the_fragments_syntax():
     assert format_value(torch.bfloat16) == "torch.bfloat16" and format_value(torch.device("cpu")) == "cpu"
     assert format_value({"dim": [0], "keepdim": True}) == "{dim: [0], keepdim: True}"
     assert format_value("rand") == "'rand'" and format_value(None) == "None"
+
+
+def test_a_split_welford_second_stage_combines_its_three_partial_buffers():
+    """What the H200 makes of a batch norm's statistics (not the CPU path): a first kernel stores the mean, m2 and
+    weight of each chunk of every channel, a second combines them. Its reference, from the recorded graph, must
+    compute the combine (in order: it is defined after its parts) and agree with torch.var_mean."""
+    import torch
+
+    from harvest.model import Buffer, Graph, Kernel, Launch, LaunchArg, TensorMeta
+
+    source = '''@triton.jit
+def triton_per_fused_bn_1(in_ptr0, in_ptr1, in_ptr2, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
+    x0 = tl.arange(0, XBLOCK)
+    a = tl.load(in_ptr0 + x0)
+    b = tl.load(in_ptr1 + x0)
+    c = tl.load(in_ptr2 + x0)
+    tl.store(out_ptr0 + x0, libdevice.rsqrt(a + b + c))
+'''
+    signature = {"in_ptr0": "*fp32", "in_ptr1": "*fp32", "in_ptr2": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32",
+                 "r0_numel": "i32", "XBLOCK": "constexpr"}
+    kernel = Kernel("triton_per_fused_bn_1", source, "persistent_reduction", "cuda", signature=signature)
+    partial = TensorMeta((1, 4, 1, 1, 2), (8, 2, 2, 2, 1), "float32")
+    stat = TensorMeta((1, 4, 1, 1), (4, 1, 1, 1), "float32")
+    buffers = {b: Buffer(b, partial, "empty") for b in ("buf1", "buf2", "buf3")} | {"buf5": Buffer("buf5", stat, "empty")}
+    args = (("in_ptr0", "buf1"), ("in_ptr1", "buf2"), ("in_ptr2", "buf3"), ("out_ptr0", "buf5"))
+    launch = Launch(kernel.name, tuple(LaunchArg(p, b, buffer=b) for p, b in args), 0)
+    graph = Graph("g0_forward", "forward", (kernel,), (launch,), buffers, (), ())
+    meta = {"shape": [1, 4, 1, 1], "stride": [4, 1, 1, 1], "dtype": "float32", "device": "cuda"}
+    recorded = {
+        "nodes": [
+            {"name": "var_mean", "index": 2, "op": "call_function", "target": "aten.var_mean.correction",
+             "args": "%convolution, [0, 2, 3]", "kwargs": "correction: 0, keepdim: True", "meta": None},
+            {"name": "add", "index": 5, "op": "call_function", "target": "aten.add.Tensor", "args": "%getitem, 1e-05",
+             "kwargs": "", "meta": meta},
+            {"name": "rsqrt", "index": 6, "op": "call_function", "target": "aten.rsqrt.default", "args": "%add",
+             "kwargs": "", "meta": meta},
+        ],
+        "inputs": [
+            {"name": "convolution", "index": 1, "op": "call_function", "target": "aten.convolution.default",
+             "args": "%primals_2, %primals_1, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1", "kwargs": "",
+             "meta": {"shape": [2, 4, 8, 8], "stride": [256, 64, 8, 1], "dtype": "float32", "device": "cuda"}},
+            {"name": "getitem", "index": 3, "op": "call_function", "target": "operator.getitem", "args": "%var_mean, 0",
+             "kwargs": "", "meta": meta},
+            {"name": "getitem_1", "index": 4, "op": "call_function", "target": "operator.getitem",
+             "args": "%var_mean, 1", "kwargs": "", "meta": meta},
+        ],
+        "computes": ["buf5"],
+        "args": [{"param": p, "buffer": b, "kind": "TensorArg"} for p, b in args],
+        "buffers": {**{b: {"node": None, "views": [], "origins": ["var_mean"]} for b in ("buf1", "buf2", "buf3")},
+                    "buf5": {"node": "rsqrt", "views": []}},
+    }
+    reference = build_reference(kernel, launch, graph, None, recorded)
+    assert reference.source_of == "graph" and reference.checked == ("out_ptr0",), (reference.unchecked, reference.warnings)
+    namespace = {"torch": torch}
+    exec(compile(reference.source, "<reference>", "exec"), namespace)  # harvest's own generated source, in a test
+    x = torch.randn(2, 4, 8, 8)
+    chunks = x.permute(1, 0, 2, 3).reshape(1, 4, 1, 1, 2, 64)  # two chunks of 64 values per channel
+    means = chunks.mean(-1)
+    m2s = ((chunks - means[..., None]) ** 2).sum(-1)
+    weights = torch.full_like(means, 64.0)
+    expected = torch.rsqrt(torch.var_mean(x, [0, 2, 3], correction=0, keepdim=True)[0] + 1e-5)
+    got = namespace["reference"](means, m2s, weights)["out_ptr0"]
+    torch.testing.assert_close(got, expected)

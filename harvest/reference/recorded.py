@@ -223,8 +223,9 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
         def scale_of(target: str) -> int:
             return terms - correction if target == var else terms
 
-        # Stage 1: this kernel stores partial sums.
-        target = var if mean in binding.inputs else mean
+        partials = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)]
+        # Stage 1: this kernel stores partial sums (a kernel that reads partials of this var_mean is a stage 2).
+        target = None if partials else (var if mean in binding.inputs else mean)
         for param, entry in args.items():
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
             meta = _buffer_meta(graph, buffer)
@@ -245,8 +246,8 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
         for param, entry in args.items():
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
             meta = _buffer_meta(graph, buffer)
-            if (param not in binding.unchecked or param not in access.stored or not of_this(buffer) or meta is None
-                    or _numel(meta.shape) != _numel(fragment.placeholders[mean].meta.shape)):
+            if (partials or param not in binding.unchecked or param not in access.stored or not of_this(buffer)
+                    or meta is None or _numel(meta.shape) != _numel(fragment.placeholders[mean].meta.shape)):
                 continue  # (a split Welford's partials have a chunk dimension more: not these)
             part = _welford_part(access.last_store.get(param), access.assigns, welford)
             if part == 1 and var is not None:
@@ -258,10 +259,8 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
                                           {}, fragment.placeholders[mean].meta)
                 binding.outputs[param] = count
                 del binding.unchecked[param]
-        _bind_welford_partials(name, mean, var, correction, binding, buffers, fragment, binding_inputs_of_this=[
-            n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)])
+        _bind_welford_partials(name, mean, var, correction, binding, buffers, fragment, binding_inputs_of_this=partials)
         # Stage 2: this kernel reads partial sums and combines them.
-        partials = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)]
         if not partials:
             continue
         needed = _getitems_needed(binding, fragment, {mean, var} - {None})
