@@ -246,3 +246,53 @@ def triton_per_fused_bn_1(in_ptr0, in_ptr1, in_ptr2, out_ptr0, xnumel, r0_numel,
     expected = torch.rsqrt(torch.var_mean(x, [0, 2, 3], correction=0, keepdim=True)[0] + 1e-5)
     got = namespace["reference"](means, m2s, weights)["out_ptr0"]
     torch.testing.assert_close(got, expected)
+
+
+def test_a_convolutions_bias_added_in_the_kernel_that_reads_it():
+    """On a GPU Inductor runs conv(x, w, bias) as the library's conv without the bias, and the kernel that reads it
+    adds the bias (here in place, then a ReLU): the buffer it reads is no FX node's value. The reference adds it."""
+    import torch
+
+    from harvest.model import Buffer, Graph, Kernel, Launch, LaunchArg, TensorMeta
+
+    source = '''@triton.jit
+def triton_poi_fused_convolution_relu_0(in_out_ptr0, in_ptr0, xnumel, XBLOCK: tl.constexpr):
+    x0 = tl.arange(0, XBLOCK)
+    a = tl.load(in_out_ptr0 + x0)
+    b = tl.load(in_ptr0 + x0 // 64)
+    tl.store(in_out_ptr0 + x0, tl.maximum(a + b, 0))
+'''
+    signature = {"in_out_ptr0": "*fp32", "in_ptr0": "*fp32", "xnumel": "i32", "XBLOCK": "constexpr"}
+    kernel = Kernel("triton_poi_fused_convolution_relu_0", source, "pointwise", "cuda", signature=signature)
+    out = TensorMeta((2, 4, 8, 8), (256, 64, 8, 1), "float32")
+    bias_meta = TensorMeta((4,), (1,), "float32")
+    buffers = {"buf0": Buffer("buf0", out, "empty"), "buf1": Buffer("buf1", out, "view", base="buf0"),
+               "primals_2": Buffer("primals_2", bias_meta, "input", input_index=1)}
+    launch = Launch(kernel.name, (LaunchArg("in_out_ptr0", "buf1", buffer="buf1"),
+                                  LaunchArg("in_ptr0", "primals_2", buffer="primals_2")), 0)
+    graph = Graph("g0_forward", "forward", (kernel,), (launch,), buffers, (), ())
+    meta = {"shape": [2, 4, 8, 8], "stride": [256, 64, 8, 1], "dtype": "float32", "device": "cuda"}
+    recorded = {
+        "nodes": [
+            {"name": "convolution", "index": 3, "op": "call_function", "target": "aten.convolution.default",
+             "args": "%primals_3, %primals_1, %primals_2, [1, 1], [1, 1], [1, 1], False, [0, 0], 1", "kwargs": "",
+             "meta": meta},
+            {"name": "relu", "index": 4, "op": "call_function", "target": "aten.relu.default", "args": "%convolution",
+             "kwargs": "", "meta": meta},
+        ],
+        "inputs": [{"name": "primals_2", "index": 1, "op": "placeholder", "target": "primals_2", "args": "", "kwargs": "",
+                    "meta": {"shape": [4], "stride": [1], "dtype": "float32", "device": "cuda"}}],
+        "computes": ["buf1"],
+        "args": [{"param": "in_out_ptr0", "buffer": "buf1", "kind": "TensorArg", "buffers": ["buf0", "buf1"]},
+                 {"param": "in_ptr0", "buffer": "primals_2", "kind": "TensorArg"}],
+        "buffers": {"buf0": {"node": None, "views": [], "origins": ["convolution"]}, "buf1": {"node": "relu", "views": []},
+                    "primals_2": {"node": "primals_2", "views": [], "graph_input": True}},
+    }
+    reference = build_reference(kernel, launch, graph, None, recorded)
+    assert reference.source_of == "graph" and reference.checked == ("in_out_ptr0",), (reference.unchecked, reference.warnings)
+    namespace = {"torch": torch}
+    exec(compile(reference.source, "<reference>", "exec"), namespace)  # harvest's own generated source, in a test
+    x, w, bias = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3), torch.randn(4)
+    raw = torch.nn.functional.conv2d(x, w, None, padding=1)
+    got = namespace["reference"](raw, bias)["in_out_ptr0"]
+    torch.testing.assert_close(got, torch.relu(torch.nn.functional.conv2d(x, w, bias, padding=1)))

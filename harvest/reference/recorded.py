@@ -161,6 +161,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
             bind_input(buffer, param, buffer)
         else:
             bind_input(node, param, buffer)
+    _bind_convolution_without_bias(binding, buffers, fragment)
     # Outputs: the node whose value each stored parameter holds after the launch.
     split: dict[str, dict[str, tuple[int, ...]]] = {}
     for param in kernel.params:
@@ -282,6 +283,32 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
                     and _top_op(access.last_store.get(param), access.assigns) == "sum"):
                 binding.outputs[param] = _total(fragment, target, scale_of(target))
                 del binding.unchecked[param]
+
+
+def _bind_convolution_without_bias(binding: _Binding, buffers: dict[str, dict], fragment: _Fragment) -> None:
+    """On a GPU Inductor runs a convolution with bias as the library's convolution without it, then adds the bias in
+    the kernel that reads the result (often in place): the buffer it reads comes from the convolution node but is not
+    its value. The reference computes that node as the kernel does: the buffer plus the bias, one per channel."""
+    for name in list(binding.inputs):
+        info = buffers.get(name) or {}
+        origins = info.get("origins") or []
+        if info.get("node") or len(origins) != 1:
+            continue
+        conv = fragment.ops.get(origins[0])
+        if conv is None or conv.target != "torch.ops.aten.convolution.default" or len(conv.args) < 3:
+            continue
+        bias = conv.args[2]
+        meta = binding.input_meta.get(name)
+        if not isinstance(bias, FxRef) or bias.name not in binding.inputs or meta is None or len(meta.shape) < 2:
+            continue
+        before = list(fragment.ops)
+        per_channel = f"{conv.name}_bias"
+        shape = FxList(tuple(FxExpr((text,)) for text in ["1", "-1"] + ["1"] * (len(meta.shape) - 2)))
+        fragment.ops[per_channel] = _Op(per_channel, "torch.ops.aten.reshape.default", (bias, shape), {}, None)
+        fragment.ops[conv.name] = _Op(conv.name, "torch.ops.aten.add.Tensor", (FxRef(name), FxRef(per_channel)), {},
+                                      conv.meta)
+        fragment.broken.pop(conv.name, None)
+        _define_before(fragment, before, {conv.name})
 
 
 def _welford_parts(kernel: Kernel) -> dict[str, int]:
@@ -469,8 +496,8 @@ def _last_of_origins(origins: list[str], fragment: _Fragment, size: int | None) 
     """A buffer Inductor made to hand a value to a library call (convolution_backward, mm): a copy of the last of
     the nodes it comes from. That node: the one of its origins, of the buffer's size, that no other origin reads
     (the library call itself, a tuple, does not count)."""
-    if size is None:
-        return None
+    if size is None or len(origins) < 2:
+        return None  # a buffer from one node only, not its value: an intermediate of that node's lowering
     tensors = [o for o in origins if o in fragment.ops and o not in fragment.broken and fragment.ops[o].meta is not None]
     read = {r for o in tensors for v in (*fragment.ops[o].args, *fragment.ops[o].kwargs.values()) for r in fx_refs(v)}
     sinks = [o for o in tensors if o not in read and _numel(fragment.ops[o].meta.shape) == size]
