@@ -164,7 +164,7 @@ class KernelGraphs:
             concat = value
             while isinstance(concat, ir.MutableBox):  # the cat node itself, not a view of it
                 concat = concat.data
-            if isinstance(concat, ir.ConcatKernel):
+            if isinstance(concat, getattr(ir, "ConcatKernel", ())):
                 for position, part in enumerate(getattr(concat, "inputs", []) or []):
                     for buffer, _ in _buffers_of(part, ir):
                         found.setdefault(buffer, {"node": None, "views": []})["cat"] = [node_name, position]
