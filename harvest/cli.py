@@ -308,11 +308,12 @@ def summarize(console, result) -> None:
     """One line per graph and per kernel module; extern calls counted per graph."""
     from collections import Counter
 
+    from harvest.ops import op_short_name
     from harvest.text_output import plural
 
     console.print(f"[bold]extracted to {result.out_dir}[/]")
     for graph in result.manifest["graphs"]:
-        externs = Counter(e["op"].rsplit(".", 1)[-1] for e in graph["externs"])
+        externs = Counter(op_short_name(e["op"]) for e in graph["externs"])
         extern_text = ", ".join(f"{n} {op}" for op, n in sorted(externs.items())) or "none"
         console.print(f"  {graph['name']}: {plural(len(graph['kernels']), 'Triton kernel')}; extern calls: {extern_text}")
         for kernel in graph["kernels"]:
