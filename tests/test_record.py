@@ -109,8 +109,15 @@ def test_without_its_record_a_module_says_so_and_never_passes_uncompared(kinds, 
         proc = run_check(out / kernel["module"])
         assert "no record (" in proc.stdout, proc.stdout
         results[kernel["name"]] = proc
+    # Dropout's mask is drawn again by the reference (Triton's own random numbers): it checks without a record.
     dropout = [proc for name, proc in results.items() if "dropout" in name and "backward" not in name]
-    assert dropout and all(p.returncode == 1 and "NOT COMPARED" in p.stdout for p in dropout)
+    assert dropout and all(p.returncode == 0 and "torch.bool, bit for bit" in p.stdout for p in dropout)
+    # An output that neither oracle compares fails the check: a module whose reference computes nothing, no record.
+    module = out / kernels(_manifest(out))[0]["module"]
+    text = module.read_text()
+    module.write_text(text.replace("\nRECORD = ", "\ndef reference():\n    return {}\n\n\nRECORD = ", 1))
+    proc = run_check(module)
+    assert proc.returncode == 1 and "NOT COMPARED: no record and no reference for it" in proc.stdout, proc.stdout
 
 
 def test_record_layouts_only_keeps_layouts_and_no_data(tmp_path):
