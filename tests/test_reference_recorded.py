@@ -63,13 +63,10 @@ REASONS = {
                                                              "torch.ops.aten.copy.default("),
     "a buffer reused in place (in_out_ptr)": (lambda k, g: any("buffers" in a and a["buffers"][0] != a["buffer"]
                                                                for a in g["args"]), "return {"),
+    # the kernel that computes the mutation (the scatter), not the one that fills the buffer first
     "index_put into a buffer another kernel filled": (lambda k, g: has_node(g, "aten.index_put.default")
-                                                      and any(b.get("mutates") for b in g["buffers"].values())
-                                                      and "index_put" in k["name"] and "mutates" in str(g["buffers"])
-                                                      and any(a["param"] == "out_ptr0" and g["buffers"].get(a["buffer"], {}).get("node") == "index_put"
-                                                              and any(b.get("mutates") == a["buffer"] for b in g["buffers"].values())
-                                                              for a in g["args"]) and g["computes"] != [
-                                                          a["buffer"] for a in g["args"] if a["param"] == "out_ptr0"],
+                                                      and any(b in g["computes"] for b, i in g["buffers"].items()
+                                                              if i.get("mutates")),
                                                       "aten.index_put.default(arg0_1"),
     "scatter_add": (lambda k, g: has_node(g, "aten.scatter_add.default"), "return {"),
     "a dtype conversion kept in fp32": (lambda k, g: any("convert_element_type" in n["target"] and "bfloat16" in n["args"]

@@ -177,11 +177,9 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
                                         "or a semaphore between programs); the record compares it")
             continue
         buffer = entry.get("buffers", [entry["buffer"]])[-1]
-        chosen, why = _stored_node(buffer, buffers, computes, fragment, node_of(buffer))
-        if chosen is not None and chosen.startswith("="):  # the buffer's value before this kernel: reads it
-            chosen = chosen[1:]
-            bind_input(chosen, param, buffer)
-            chosen, why = _stored_by_update(buffer, buffers, computes, fragment, chosen)
+        chosen, starts_from, why = _stored_node(buffer, buffers, computes, fragment, node_of(buffer))
+        if starts_from is not None:  # a scatter into the buffer: it reads the buffer's value before the launch
+            bind_input(starts_from, param, buffer)
         if chosen is not None:
             binding.outputs[param] = chosen
             continue
@@ -260,7 +258,7 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
                                           {}, fragment.placeholders[mean].meta)
                 binding.outputs[param] = count
                 del binding.unchecked[param]
-        _bind_welford_partials(name, mean, var, correction, binding, buffers, fragment, binding_inputs_of_this=partials)
+        _bind_welford_partials(name, mean, var, correction, binding, fragment, partials)
         # Stage 2: this kernel reads partial sums and combines them.
         if not partials:
             continue
@@ -359,15 +357,15 @@ def _welford_part(expr, assigns: dict, welford: dict[str, int]) -> int | None:
 
 
 def _bind_welford_partials(name: str, mean: str, var: str | None, correction: int, binding: _Binding,
-                           buffers: dict[str, dict], fragment: _Fragment, binding_inputs_of_this: list[str]) -> None:
+                           fragment: _Fragment, partials: list[str]) -> None:
     """A split Welford reduction's second stage reads three buffers of partials (the mean, m2 and weight of each
     chunk, in that order: Inductor makes them in that order, so their buffer numbers are too) and combines them:
     weight = sum(w), mean = sum(w * m) / weight, m2 = sum(m2_k + w * (m_k - mean)**2), var = m2 / (weight - correction).
     The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs."""
-    if len(binding_inputs_of_this) != 3 or mean in binding.inputs:
+    if len(partials) != 3 or mean in binding.inputs:
         return
     before = list(fragment.ops)
-    ordered = sorted(binding_inputs_of_this, key=lambda b: int("".join(c for c in b if c.isdigit()) or 0))
+    ordered = sorted(partials, key=lambda b: int("".join(c for c in b if c.isdigit()) or 0))
     metas = [binding.input_meta.get(b) for b in ordered]
     whole = fragment.placeholders[mean].meta
     if any(m is None or tuple(map(str, m.shape)) != tuple(map(str, metas[0].shape)) for m in metas) or whole is None:
@@ -505,9 +503,9 @@ def _last_of_origins(origins: list[str], fragment: _Fragment, size: int | None) 
 
 
 def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], fragment: _Fragment, node: str | None
-                 ) -> tuple[str | None, str]:
-    """The FX node whose value `buffer` holds after the kernel stores it, or None and why not. A name starting with
-    `=` means: the buffer is updated in place by this kernel (a scatter), starting from the value that node names."""
+                 ) -> tuple[str | None, str | None, str]:
+    """(the FX node whose value `buffer` holds after the kernel stores it, the node the buffer holds before when the
+    kernel updates it in place (a scatter) or None, why there is no node)."""
     # A buffer this kernel writes through a mutation (a graph input's copy_, a scatter's result).
     mutators = [b for b, i in buffers.items() if i.get("mutates") == buffer and b in computes]
     if mutators:
@@ -515,31 +513,22 @@ def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], frag
         copies = [n for n in origins if fragment.ops.get(n) and fragment.ops[n].target == "torch.ops.aten.copy.default"
                   and fragment.ops[n].args and fragment.ops[n].args[0] == FxRef(node or buffer)]
         if len(copies) == 1:
-            return copies[0], ""
+            return copies[0], None, ""
         updates = [n for n in origins if fragment.ops.get(n) and fragment.ops[n].family in _UPDATES_FIRST_ARG]
         if len(updates) == 1:
             first = fragment.ops[updates[0]].args[0] if fragment.ops[updates[0]].args else None
             if isinstance(first, FxRef):
-                return "=" + first.name, ""
-        return None, f"{buffer} is updated in place by {', '.join(mutators)}, from {', '.join(origins) or 'no FX node'}"
+                return updates[0], first.name, ""
+        return None, None, f"{buffer} is updated in place by {', '.join(mutators)}, from {', '.join(origins) or 'no FX node'}"
     later = [b for b, i in buffers.items() if i.get("mutates") == buffer and b not in computes]
     if node is not None and later and fragment.ops.get(node) and fragment.ops[node].family in _UPDATES_FIRST_ARG:
         # The kernel that fills the buffer a later kernel scatters into: it stores the first argument's value.
         first = fragment.ops[node].args[0] if fragment.ops[node].args else None
         if isinstance(first, FxRef):
-            return first.name, ""
+            return first.name, None, ""
     if node is not None:
-        return node, ""
+        return node, None, ""
     origins = (buffers.get(buffer) or {}).get("origins") or []
-    return None, (f"{buffer} holds no FX node's value (Inductor's own intermediate"
+    return None, None, (f"{buffer} holds no FX node's value (Inductor's own intermediate"
                   f"{', from ' + ', '.join(origins) if origins else ''})")
 
-
-def _stored_by_update(buffer: str, buffers: dict[str, dict], computes: set[str], fragment: _Fragment, start: str
-                      ) -> tuple[str | None, str]:
-    mutators = [b for b, i in buffers.items() if i.get("mutates") == buffer and b in computes]
-    origins = [o for b in mutators for o in (buffers[b].get("origins") or [])]
-    updates = [n for n in origins if fragment.ops.get(n) and fragment.ops[n].family in _UPDATES_FIRST_ARG]
-    if len(updates) == 1:
-        return updates[0], ""
-    return None, f"{buffer} is updated in place from {start}, by no single scatter node"
