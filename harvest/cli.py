@@ -323,9 +323,11 @@ def summarize(console, result) -> None:
                 console.print(f"    [yellow]{kernel['name']}: not standalone ({kernel['standalone_reason']})[/]")
     recorded = [k["recorded"] for g in result.manifest["graphs"] for k in g["kernels"] if k.get("recorded")]
     if recorded:
-        with_data = [r for r in recorded if r.get("data")]
+        with_data = [r for r in recorded if r.get("data") and (result.out_dir / r["data"]).is_file()]
         size = sum(r.get("data_bytes", 0) for r in with_data) / (1 << 20)
-        console.print(f"launch record: {len(recorded)} kernels recorded, {len(with_data)} with their data for --check ({size:.1f} MiB of tensors under raw/)")
+        missing = sum(1 for r in recorded if r.get("data")) - len(with_data)
+        gone = f"; {missing} recorded with data that is not under raw/ (--check uses made-up inputs for those)" if missing else ""
+        console.print(f"launch record: {len(recorded)} kernels recorded, {len(with_data)} with their data for --check ({size:.1f} MiB of tensors under raw/){gone}")
     writes = result.writes
     for path in writes.kept_edited:
         console.print(f"[yellow]kept your edited {result.out_dir / path}[/] (differs from what harvest wrote; --force replaces it, keeping a .bak)")

@@ -8,6 +8,7 @@ Read from `launched_kernel(kernel, dropped)`, they leave out the sizes the renam
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from collections.abc import Iterable
@@ -51,7 +52,7 @@ class Storage:
     lo: int
     hi: int
     fill: str | None  # "torch.float32": the dtype of its first view the kernel reads; None: only written (zeros)
-    high: int | None  # for index tensors, the bound Inductor asserts indices stay below
+    high: int | None  # index tensors: the bound Inductor asserts indices stay below; a Welford weight: counts below it
     views: tuple[str, ...]  # the module's parameters that view it
 
 
@@ -112,6 +113,57 @@ def index_bounds(kernel_source: str) -> int | None:
     return min(bounds) if bounds else None
 
 
+# Made-up values for a Welford combine's weights (each chunk's count): whole numbers in [1, this).
+WELFORD_COUNT_HIGH = 8
+# Triton helpers that combine Welford partials, and the positions of their weight arguments.
+_WELFORD_WEIGHTS = {"welford": (2,), "welford_combine": (2, 5)}
+
+
+def welford_weight_params(kernel_source: str) -> set[str]:
+    """Parameters whose values go into a Welford combine as weights (a split Welford's second stage reads each
+    chunk's count): made-up values for them must be counts >= 1, or the combine divides by zero."""
+    try:
+        tree = ast.parse(kernel_source)
+    except SyntaxError:
+        return set()
+    assigns = {node.targets[0].id: node.value for node in ast.walk(tree)
+               if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _WELFORD_WEIGHTS:
+            for position in _WELFORD_WEIGHTS[node.func.attr]:
+                if position < len(node.args) and (param := _loaded_from(node.args[position], assigns)):
+                    found.add(param)
+    return found
+
+
+def _loaded_from(expr: ast.expr, assigns: dict[str, ast.expr]) -> str | None:
+    """The pointer parameter a value was loaded from, through broadcasts, masks (tl.where's value), casts and
+    subscripts; None when it was computed."""
+    for _ in range(64):  # (a chain of assignments, never a cycle in straight-line kernel code)
+        if isinstance(expr, ast.Name):
+            if expr.id not in assigns:
+                return None
+            expr = assigns[expr.id]
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.args:
+            if expr.func.attr == "load":
+                pointer = expr.args[0]
+                while isinstance(pointer, ast.BinOp):
+                    pointer = pointer.left
+                return pointer.id if isinstance(pointer, ast.Name) else None
+            if expr.func.attr == "where" and len(expr.args) == 3:
+                expr = expr.args[1]
+            elif expr.func.attr in ("broadcast_to", "reshape", "view", "to"):
+                expr = expr.args[0]
+            else:
+                return None
+        else:
+            return None
+    return None
+
+
 def plan_arguments(kernel: Kernel, launch: Launch, graph: Graph, recorded: RecordedLaunch | None,
                    rename: dict[str, str], write_only: tuple[str, ...]) -> ArgumentPlan:
     """Every runtime parameter's argument (named as in the module) and the storages the tensors view."""
@@ -121,12 +173,15 @@ def plan_arguments(kernel: Kernel, launch: Launch, graph: Graph, recorded: Recor
     else:
         arguments, spans = _static_arguments(kernel, launch, graph, rename)
     high = index_bounds(kernel.source)
+    counts = welford_weight_params(kernel.source)
     storages = []
     for index, (lo, hi) in enumerate(spans):
         views = [a for a in arguments if a.storage == index]
         read = [a for a in views if a.inductor_param not in write_only]
         fill = read[0].dtype if read else None
         bound = high if fill is not None and fill.startswith("torch.int") else None
+        if fill is not None and fill.startswith(("torch.float", "torch.bfloat")) and read[0].inductor_param in counts:
+            bound = WELFORD_COUNT_HIGH
         storages.append(Storage(lo, hi, fill, bound, tuple(a.param for a in views)))
     return ArgumentPlan(tuple(arguments), tuple(storages))
 

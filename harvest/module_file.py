@@ -50,7 +50,7 @@ class TensorArg:
     """One `Tensor(shape, stride, dtype, offset=0, base=None, zeros=False, high=None)` of ARGUMENTS.
 
     dtype is torch's name ("float32"); offset is the storage offset in elements; base names the earlier argument
-    whose storage this one shares; zeros: the kernel only writes it; high: made-up index values stay below it."""
+    whose storage this one shares; zeros: the kernel only writes it; high: made-up values are whole numbers below it."""
 
     shape: tuple[int, ...]
     stride: tuple[int, ...]

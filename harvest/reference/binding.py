@@ -7,7 +7,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from harvest.model import FxRef, Graph, Kernel, Launch, TensorMeta
+from harvest.model import FxExpr, FxList, FxRef, Graph, Kernel, Launch, TensorMeta
 from harvest.reference.access import _OP_FAMILIES, _Access, _top_op
 from harvest.reference.fragment import (
     _arg_buffer,
@@ -64,24 +64,75 @@ class _Split:
     reduce: str  # "sum" | "amax" | "amin"
     dims: tuple[int, ...]  # the partial buffer's split dimensions
     terms: int | None = None  # how many values the whole reduction combines (stage 1; sets the sum's tolerance)
-    scale: int | None = None  # a mean or variance from partial sums: the node is the combined partials / scale
+    scale: int | FxExpr | None = None  # a mean or variance from partial sums: the node is the combined partials / scale
+    part: int | None = None  # "welford": which of the three this buffer holds (0 mean, 1 m2, 2 weight) ...
+    of: tuple[str, ...] = ()  # ... and the parameters holding the mean, m2 and weight partials, which combine together
 
 
 def _split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
-    """The dimensions of `partial` that, removed, leave `whole`; None when there is no such set or several."""
+    """The dimensions of `partial` that, removed, leave `whole`; None when there is no such set, or several of which
+    none is the trailing one. (Inductor's split reduction appends the split to the reduction's ranges: of a
+    (32, 32) buffer of partials of a (32,) sum, dim 1 is the split, whatever the layout's strides.)"""
     extra = len(partial) - len(whole)
     if extra < 1:
         return None
     wanted = tuple(map(str, whole))
     found = [dims for dims in itertools.combinations(range(len(partial)), extra)
              if tuple(str(s) for i, s in enumerate(partial) if i not in dims) == wanted]
+    trailing = tuple(range(len(whole), len(partial)))
+    if len(found) > 1 and trailing in found:
+        return trailing
     return found[0] if len(found) == 1 else None
 
 
+def _split_reduce(family: str) -> str | None:
+    """How a split of a reduction of `family` combines its partials: a mean's are partial sums (Inductor lowers
+    mean to a sum, then a division by the count)."""
+    return "sum" if family == "mean" else family if family in _SPLIT_TARGETS else None
+
+
+def _split_of(fragment: _Fragment, name: str, dims: tuple[int, ...], stage: int) -> _Split | None:
+    """The split of reduction node `name` whose partials lie along `dims`. A mean's partials hold sums, which are
+    as many times the mean as it averages values (stage 1 compares the sum; stage 2 divides by the count): a count
+    of symbolic size is an expression of the size symbols. None when that count is not known."""
+    family = fragment.ops[name].family
+    terms = _reduction_terms(fragment, name)  # (None, for a symbolic size: the reference counts at run time)
+    if family != "mean":
+        return _Split(family, dims, terms if stage == 1 else None)
+    count = terms if terms is not None else _symbolic_count(fragment, name)
+    return _Split("sum", dims, terms if stage == 1 else None, count) if count is not None else None
+
+
+def _symbolic_count(fragment: _Fragment, name: str) -> FxExpr | None:
+    """How many values the reduction `name` combines, as a size expression (`s75`, `(s0) * (2048)`): the product of
+    its source's sizes along the reduced dims (all of them for a `.default` overload)."""
+    op = fragment.ops[name]
+    source = op.args[0] if op.args else None
+    node = (fragment.ops.get(source.name) or fragment.placeholders.get(source.name)) if isinstance(source, FxRef) else None
+    if node is None or node.meta is None:
+        return None
+    shape = node.meta.shape
+    if op.target.endswith(".default") and len(op.args) == 1:
+        reduced = list(range(len(shape)))
+    elif len(op.args) >= 2 and isinstance(op.args[1], FxList) and all(
+            isinstance(d, FxExpr) and re.fullmatch(r"-?\d+", d.text) for d in op.args[1].items):
+        reduced = [int(d.text) % len(shape) for d in op.args[1].items] if shape else []
+    else:
+        return None
+    sizes = [str(shape[d]) for d in reduced]
+    if not sizes:
+        return None
+    text = " * ".join(f"({size})" if not re.fullmatch(r"\w+", size) else size for size in sizes)
+    tokens = tuple(re.findall(r"[A-Za-z_]\w*|\d+|\S", text))
+    symbols = tuple(dict.fromkeys(t for t in tokens if re.fullmatch(r"[A-Za-z_]\w*", t)))
+    return FxExpr(tokens, symbols)
+
+
 def _reductions(fragment: _Fragment, family: str | None = None) -> list[str]:
-    """Nodes that are sums/amaxes/amins (of `family` when given), in fragment order."""
-    return [n for n, op in fragment.ops.items() if op.family in _SPLIT_TARGETS and (family is None or op.family == family)
-            and op.meta is not None and n not in fragment.broken]
+    """Nodes that are sums/amaxes/amins or means (whose split partials are sums; of `family` when given), in
+    fragment order."""
+    return [n for n, op in fragment.ops.items() if (reduce := _split_reduce(op.family)) is not None
+            and (family is None or reduce == family) and op.meta is not None and n not in fragment.broken]
 
 
 def _partial_of(fragment: _Fragment, meta: TensorMeta | None, family: str | None = None) -> dict[str, tuple[int, ...]]:
@@ -284,13 +335,14 @@ def _bind_partial_outputs(binding: _Binding, split: dict[str, dict[str, tuple[in
             continue
         params.sort(key=lambda p: (not p.startswith("out_ptr"), int(re.sub(r"\D", "", p) or 0)))
         for param, name in zip(params, names):
-            terms = _reduction_terms(fragment, name)
-            if terms is None:
-                binding.unchecked[param] = (f"{param} stores split-reduction partials of {name}, but how many values "
-                                            f"{name} reduces is not known (a symbolic size)")
+            # (how many values a node of symbolic size reduces: the reference counts them at run time)
+            found = _split_of(fragment, name, split[param][name], stage=1)
+            if found is None:
+                binding.unchecked[param] = (f"{param} stores split-reduction partial sums of the mean {name}, but how "
+                                            f"many values {name} averages is not known")
                 continue
             binding.outputs[param] = name
-            binding.partial_outputs[param] = _Split(fragment.ops[name].family, split[param][name], terms)
+            binding.partial_outputs[param] = found
             del binding.unchecked[param]
         if len(params) > 1:
             binding.warnings.append(f"bound {', '.join(params)} to partials of {', '.join(names)} by store order "
@@ -322,7 +374,9 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
     for node, found in pairs.items():
         if len(found) == 1:
             partial, dims = found[0]
-            binding.from_partials[node] = (partial, _Split(fragment.ops[node].family, dims))
+            split = _split_of(fragment, node, dims, stage=2)
+            if split is not None:
+                binding.from_partials[node] = (partial, split)
 
 
 def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str, str], order: list[str],
@@ -331,6 +385,9 @@ def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str
     if name in binding.inputs or name in order:
         return None
     if name in binding.from_partials:
+        for symbol in fx_symbols(binding.from_partials[name][1].scale):
+            if symbol not in symbols:
+                return f"symbolic size {symbol} in the count {name} divides by cannot be bound from the kernel's inputs"
         order.append(name)  # computed from the partial buffer the kernel reads, not from the node's own inputs
         return None
     if name in fragment.broken:

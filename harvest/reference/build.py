@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from harvest.model import FxDevice, FxExpr, Graph, Kernel, Launch
+from harvest.model import FxDevice, FxExpr, FxRef, Graph, Kernel, Launch
 from harvest.reference.access import _Access, _scan_kernel
 from harvest.reference.binding import (
     _SPLIT_TARGETS,
@@ -64,6 +64,14 @@ def _shape_text(shape: tuple[int | str, ...], final: Mapping[str, str]) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+def _count_text(count: int | FxExpr | None, names: Mapping[str, str], final: Mapping[str, str]) -> str:
+    """A split's count as Python source: `32`, `s75`, `(s0 * 2048)`."""
+    if isinstance(count, FxExpr):
+        text = render_fx(count, names, final)
+        return text if re.fullmatch(r"\w+", text) else f"({text})"
+    return str(count) if count else ""
+
+
 def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Graph, launch: Launch,
               final: Mapping[str, str]) -> Reference:
     """The reference's source, written with each kernel parameter (and size symbol that is one) in its final name."""
@@ -98,6 +106,10 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         if why is not None:
             unchecked[param] = why
             continue
+        missing = [s for s in fx_symbols(getattr(binding.partial_outputs.get(param), "scale", None)) if s not in symbols]
+        if missing:
+            unchecked[param] = f"symbolic size {missing[0]} in the count {name} is of cannot be bound from the kernel's inputs"
+            continue
         order = attempt
         checked.append(param)
 
@@ -111,6 +123,8 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                    if name in used_names or name in {binding.outputs[p] for p in checked}}
     used_symbols = {s for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
                     for s in fx_symbols(v)}
+    used_symbols |= {s for n in order if n in binding.from_partials for s in fx_symbols(binding.from_partials[n][1].scale)}
+    used_symbols |= {s for p in checked if p in binding.partial_outputs for s in fx_symbols(binding.partial_outputs[p].scale)}
     params = [p for p in kernel.params if p in used_inputs.values()
               or (p in symbol_params and any(symbols[s] == p for s in used_symbols))]
 
@@ -148,13 +162,14 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         if name in binding.from_partials:
             partial, split = binding.from_partials[name]
             parts, verb = _SPLIT_WORDS[split.reduce]
-            of = f"{names[name]} * {split.scale}" if split.scale else names[name]
-            then = f" and divides by {split.scale}" if split.scale else ""
+            scale = _count_text(split.scale, names, final)
+            of = f"{names[name]} * {scale}" if scale else names[name]
+            then = f" and divides by {scale}" if scale else ""
             lines.append(f"    # Split reduction, stage 2: {names[partial]} holds {parts} of {of} along dim "
                          f"{list(split.dims)}; the kernel {verb} them{then}.")
             call = f"{_SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
-            if split.scale:
-                call += f" / {split.scale}"
+            if scale:
+                call += f" / {scale}"
         elif op.target == "operator.getitem":
             call = f"{render_fx(op.args[0], names, final)}[{render_fx(op.args[1], names, final)}]"
         elif (op.target == "torch.ops.prims.convert_element_type.default" and len(op.args) == 2
@@ -190,15 +205,31 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         split = binding.partial_outputs.get(param)
         if split is not None:
             chunks = _numel(tuple(meta.shape[d] for d in split.dims)) if meta is not None else None
-            parts, verb = _SPLIT_WORDS[split.reduce]
-            lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
-                         f"along dim {list(split.dims)};")
-            lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({split.terms} values per element).")
-            if split.scale:
-                lines.append(f"    # The partials are sums: {split.scale} times {expr} in all.")
-            scaled = f"{expr} * {split.scale}" if split.scale else expr
+            welford = ""
+            if split.reduce == "welford":
+                welford = f'"part": {split.part}, "of": [{", ".join(repr(the(p)) for p in split.of)}], '
+                if param == next(p for p in split.of if p in binding.partial_outputs):
+                    wholes = [names[binding.outputs[p]] for p in split.of if p in binding.partial_outputs]
+                    lines.append(f"    # Split Welford, stage 1: the kernel stores each of {chunks or 'several'} chunks' "
+                                 f"mean, m2 and weight along dim {list(split.dims)};")
+                    lines.append(f"    # check() combines them (Chan's formula) and compares with {', '.join(wholes)} "
+                                 f"({split.terms} values per element).")
+            else:
+                parts, verb = _SPLIT_WORDS[split.reduce]
+                lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
+                             f"along dim {list(split.dims)};")
+                count = f"{split.terms} values" if split.terms is not None else "all the values it reduces"
+                lines.append(f"    # check() {verb} them over that dim and compares with {expr} ({count} per element).")
+            scale = _count_text(split.scale, names, final)
+            if scale:
+                lines.append(f"    # The partials are sums: {scale} times {expr} in all.")
+            scaled = f"{expr} * {scale}" if scale else expr
+            terms = split.terms
+            source = fragment.ops[name].args[0] if name in fragment.ops and fragment.ops[name].args else None
+            if terms is None and isinstance(source, FxRef) and source.name in names:
+                terms = f"{names[source.name]}.numel() // max({expr}.numel(), 1)"  # a symbolic size: counted at run time
             results.append(f'"{the(param)}": {{"reduce": "{split.reduce}", "dims": {list(split.dims)}, '
-                           f'"terms": {split.terms}, "expected": {scaled}}}')
+                           f'"terms": {terms}, {welford}"expected": {scaled}}}')
             split_outputs.append(param)
             continue
         if meta is not None and node_meta is not None:

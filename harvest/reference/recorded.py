@@ -240,25 +240,41 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
             elif _numel(meta.shape) == _numel(whole.shape):  # not split: the whole sum, divided by the next kernel
                 binding.outputs[param] = _total(fragment, target, scale_of(target))
                 del binding.unchecked[param]
-        # A Welford reduction's m2 and weight, stored whole: var * (n - correction) and n.
+        # A Welford reduction's m2 and weight, stored whole: var * (n - correction) and n. Stored split (a split
+        # Welford's first stage: each chunk's mean, m2 and weight), the three are checked together: check()
+        # combines them and compares with the mean, var * (n - correction) and n.
         welford = _welford_parts(kernel)
+        whole = fragment.placeholders[mean].meta
+        split_parts: dict[int, tuple[str, tuple[int, ...]]] = {}
         for param, entry in args.items():
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
             meta = _buffer_meta(graph, buffer)
-            if (partials or param not in binding.unchecked or param not in access.stored or not of_this(buffer)
-                    or meta is None or _numel(meta.shape) != _numel(fragment.placeholders[mean].meta.shape)):
-                continue  # (a split Welford's partials have a chunk dimension more: not these)
+            if (param not in binding.unchecked or param not in access.stored or not of_this(buffer) or meta is None
+                    or whole is None):
+                continue
             part = _welford_part(access.last_store.get(param), access.assigns, welford)
-            if part == 1 and var is not None:
+            if _numel(meta.shape) != _numel(whole.shape):
+                if partials:
+                    continue  # (a second stage stores no partials)
+                dims = _split_dims(meta.shape, whole.shape)
+                if part is not None and dims is not None:
+                    split_parts[part] = (param, dims)
+            elif part == 1 and var is not None:
                 binding.outputs[param] = _total(fragment, var, terms - correction)
                 del binding.unchecked[param]
             elif part == 2:
-                count = f"{mean}_count"
-                fragment.ops[count] = _Op(count, "torch.ops.aten.full_like.default", (FxRef(mean), FxExpr((str(terms),))),
-                                          {}, fragment.placeholders[mean].meta)
-                binding.outputs[param] = count
+                binding.outputs[param] = _count(fragment, mean, terms)
                 del binding.unchecked[param]
-        _bind_welford_partials(name, mean, var, correction, binding, fragment, partials)
+        if sorted(split_parts) == [0, 1, 2] and len({dims for _, dims in split_parts.values()}) == 1:
+            of = tuple(split_parts[k][0] for k in range(3))
+            expected = [mean, _total(fragment, var, terms - correction) if var is not None else None,
+                        _count(fragment, mean, terms)]
+            for part, (param, dims) in split_parts.items():
+                if expected[part] is not None:
+                    binding.outputs[param] = expected[part]
+                    binding.partial_outputs[param] = _Split("welford", dims, terms, None, part, of)
+                    del binding.unchecked[param]
+        _bind_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
         # Stage 2: this kernel reads partial sums and combines them.
         if not partials:
             continue
@@ -296,9 +312,10 @@ def _bind_convolution_without_bias(binding: _Binding, buffers: dict[str, dict], 
         if conv is None or conv.target != "torch.ops.aten.convolution.default" or len(conv.args) < 3:
             continue
         bias = conv.args[2]
-        meta = binding.input_meta.get(name)
+        meta = binding.input_meta.get(name) or conv.meta  # (the library call's own buffer: the wrapper may not say)
         if not isinstance(bias, FxRef) or bias.name not in binding.inputs or meta is None or len(meta.shape) < 2:
             continue
+        binding.input_meta[name] = meta
         before = list(fragment.ops)
         per_channel = f"{conv.name}_bias"
         shape = FxList(tuple(FxExpr((text,)) for text in ["1", "-1"] + ["1"] * (len(meta.shape) - 2)))
@@ -356,11 +373,11 @@ def _welford_part(expr, assigns: dict, welford: dict[str, int]) -> int | None:
     return None
 
 
-def _bind_welford_partials(name: str, mean: str, var: str | None, correction: int, binding: _Binding,
+def _bind_welford_partials(name: str, mean: str, var: str | None, terms: int, correction: int, binding: _Binding,
                            fragment: _Fragment, partials: list[str]) -> None:
     """A split Welford reduction's second stage reads three buffers of partials (the mean, m2 and weight of each
     chunk, in that order: Inductor makes them in that order, so their buffer numbers are too) and combines them:
-    weight = sum(w), mean = sum(w * m) / weight, m2 = sum(m2_k + w * (m_k - mean)**2), var = m2 / (weight - correction).
+    weight = sum(w), mean = sum(w * m) / weight, m2 = sum(m2_k + w * (m_k - mean)**2), var = m2 / (n - correction).
     The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs."""
     if len(partials) != 3 or mean in binding.inputs:
         return
@@ -396,8 +413,9 @@ def _bind_welford_partials(name: str, mean: str, var: str | None, correction: in
     spread = op("spread", "torch.ops.aten.mul.Tensor", part_weight,
                 op("deviation_squared", "torch.ops.aten.mul.Tensor", deviation, deviation))
     m2 = op("m2", "torch.ops.aten.sum.dim_IntList", op("m2_parts", "torch.ops.aten.add.Tensor", part_m2, spread), keep, true)
-    var_kept = op("var", "torch.ops.aten.div.Tensor", m2,
-                  op("dof", "torch.ops.aten.sub.Tensor", weight, FxExpr((str(correction),))))
+    # (divided by the graph's count less the correction, as Inductor's kernel does, not by the summed weights:
+    # the same on the run's data, where the weights add up to the count)
+    var_kept = op("var", "torch.ops.aten.div.Tensor", m2, FxExpr((str(terms - correction),)))
     fragment.ops[var] = _Op(var, "torch.ops.aten.reshape.default", (var_kept, FxList(tuple(
         FxExpr((str(s),)) for s in fragment.placeholders[var].meta.shape))), {}, fragment.placeholders[var].meta)
     fragment.broken.pop(var, None)
@@ -417,6 +435,14 @@ def _define_before(fragment: _Fragment, before: list[str], replaced: set[str]) -
         ordered[name] = fragment.ops[name]
     ordered.update((n, fragment.ops[n]) for n in added)
     fragment.ops = ordered
+
+
+def _count(fragment: _Fragment, mean: str, terms: int) -> str:
+    """A node for a Welford reduction's weight: how many values each mean is of (`getitem_1_count`)."""
+    count = f"{mean}_count"
+    fragment.ops[count] = _Op(count, "torch.ops.aten.full_like.default", (FxRef(mean), FxExpr((str(terms),))), {},
+                              fragment.placeholders[mean].meta)
+    return count
 
 
 def _total(fragment: _Fragment, statistic: str, scale: int) -> str:
