@@ -189,8 +189,37 @@ def setup_cpu_triton(sm: int) -> None:
             return True
 
     inductor_config.cpu_backend = "triton"
+    # max-autotune's epilogue-fusion benchmark writes a module that fails to import on this path (IndentationError,
+    # torch 2.13): the templates still compete with the library matmul, their epilogue fusion is not benchmarked.
+    inductor_config.benchmark_epilogue_fusion = False
     driver.set_active(OfflineCudaDriver())
     install()
+    run_user_kernels_outside_graphs()
+
+
+def run_user_kernels_outside_graphs() -> None:
+    """On the CPU path a user's @triton.jit kernel is the Triton interpreter's InterpretedFunction, which Dynamo
+    does not know as a Triton kernel: it traces into the interpreter and fails (a fake uint64 tensor). Kept out of
+    Dynamo's reach, the kernel runs between two graphs (a graph break) and the graphs around it are captured; one
+    line says so, once per kernel. On a GPU Dynamo captures it inside the graph, as it is."""
+    import torch._dynamo
+    from triton.runtime.interpreter import InterpretedFunction
+
+    original_run = InterpretedFunction.run
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "")
+    told: set[str] = set()
+
+    @torch._dynamo.disable
+    def run(self, *args, **kwargs):
+        where = getattr(getattr(self.fn, "__code__", None), "co_filename", "")
+        name = getattr(self.fn, "__name__", "?")
+        if not (cache and where.startswith(cache)) and name not in told:
+            told.add(name)
+            progress(f"user-written Triton kernel {name} runs between the compiled graphs on the CPU path (Dynamo cannot "
+                     "trace the Triton interpreter: a graph break there); on a GPU it is captured inside the graph")
+        return original_run(self, *args, **kwargs)
+
+    InterpretedFunction.run = run
 
 
 AUTOTUNERS: list = []
