@@ -7,8 +7,9 @@
 # The venv lives outside the clone ($HARVEST_VENV, default ~/.cache/harvest-venv), so later runs and CI reuse it.
 # torch is $HARVEST_TORCH (default torch==2.13.0, the version the test suite is verified with). On a machine without
 # an NVIDIA GPU its CPU build is asked for first, from PyTorch's CPU wheel index (about 190 MB, against 3.3 GB for the
-# CUDA build and its ~20 nvidia wheels); when that index cannot be reached, pip installs whatever its own indexes
-# serve for that version (which is the CUDA build on most machines).
+# CUDA build and its ~20 nvidia wheels); when that index cannot be reached, the CPU build by its label
+# (torch==2.13.0+cpu) from pip's own indexes and wheel folders, and failing that whatever they serve for that version
+# (which is the CUDA build on most machines).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${HARVEST_VENV:-$HOME/.cache/harvest-venv}
@@ -44,8 +45,16 @@ if ! up_to_date || ! "$venv/bin/python" -c "import harvest" 2>/dev/null; then
     else
       echo "harvest: installing $torch_spec, CPU build (no NVIDIA GPU here) into $venv" >&2
       if ! "${pip[@]}" --index-url "$cpu_index" --timeout 20 --retries 1 "$torch_spec" >&2 2>"$venv/.torch-cpu-index.log"; then
-        echo "harvest: PyTorch's CPU wheel index could not serve $torch_spec ($(tail -n 1 "$venv/.torch-cpu-index.log")); installing what pip serves" >&2
-        "${pip[@]}" "$torch_spec" >&2
+        # The CPU build by its local version label (torch==2.13.0+cpu) from pip's own indexes and wheel folders,
+        # where a mirror or a wheel cache holds it; else whatever pip serves for the version.
+        cpu_spec=""
+        [[ "$torch_spec" =~ ^torch==[0-9.]+$ ]] && cpu_spec="$torch_spec+cpu"
+        if [ -n "$cpu_spec" ] && "${pip[@]}" "$cpu_spec" >&2 2>>"$venv/.torch-cpu-index.log"; then
+          echo "harvest: PyTorch's CPU wheel index is out of reach; installed $cpu_spec from pip's own sources" >&2
+        else
+          echo "harvest: PyTorch's CPU wheel index could not serve $torch_spec ($(tail -n 1 "$venv/.torch-cpu-index.log")); installing what pip serves (on most machines the CUDA build, about 3 GB)" >&2
+          "${pip[@]}" "$torch_spec" >&2
+        fi
       fi
     fi
   fi
