@@ -89,6 +89,7 @@ class ModulePlan:
     arguments_origin: str
     storages: tuple[Storage, ...]
     written_only: tuple[str, ...]  # tensor arguments the kernel only writes (made-up inputs leave them zeroed)
+    workspaces: tuple[str, ...]  # Inductor's scratch workspaces: zeroed before every launch, no output of the graph
     # the oracles
     outputs: tuple[str, ...]  # what check() compares
     record_path: str | None  # the run's data for this launch, relative to the module
@@ -109,6 +110,12 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
         extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
         outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
+    # A workspace (a split scan's carries and flags, a split reduction's semaphores) holds no value of the graph and
+    # must start zeroed, as Inductor's wrapper zeroes it before each launch: no output, made up as zeros.
+    workspaces = tuple(p for p in kernel.params if p in ctx.reference.scratch
+                       or (p == "ws_ptr" and kernel.signature.get(p) == "*u8"))
+    outputs = tuple(p for p in outputs if p not in workspaces)
+    write_only = tuple(dict.fromkeys((*write_only, *workspaces)))
     record_path = f"../raw/{ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
 
     from harvest.module_arguments import launched_kernel  # (issue 19 part 3; hoist to the imports above)
@@ -168,10 +175,12 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         arguments_origin=origin,
         storages=planned.storages,
         written_only=tuple(rename.get(p, p) for p in write_only),
+        workspaces=tuple(rename.get(p, p) for p in workspaces),
         outputs=tuple(rename.get(p, p) for p in outputs),
         record_path=record_path,
         record_device=record_device(capture) if record_path else None,
-        exact_possible=not code.uses_atomics,
+        # (a split scan's decoupled look-back adds its predecessors' values in the order they finish)
+        exact_possible=not code.uses_atomics and kernel.kind != "split_scan",
         reference_code=ctx.reference.source.strip(),
         reference_params=tuple(rename.get(p, p) for p in ctx.reference.params),
         unchecked=tuple({rename.get(p, p): reason for p, reason in ctx.reference.unchecked}.items()),

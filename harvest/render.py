@@ -105,6 +105,7 @@ def render(plan: ModulePlan) -> str:
         kernel_name=plan.kernel_name,
         grid=grid_text(plan.grid),
         kernel_args=params,
+        workspaces=list(plan.workspaces),
         input_lines=argument_lines(plan),
         outputs=repr(list(plan.outputs)),
         record_path=repr(plan.record_path),

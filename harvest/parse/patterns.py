@@ -52,6 +52,7 @@ KIND_BY_HEURISTIC: dict[str, KernelKind] = {
     "persistent_reduction": "persistent_reduction",
     "template": "template",
     "foreach": "foreach",
+    "split_scan": "split_scan",
     "user_autotune": "user",
 }
 KIND_BY_PREFIX: dict[str, KernelKind] = {
@@ -60,10 +61,10 @@ KIND_BY_PREFIX: dict[str, KernelKind] = {
     "triton_per": "persistent_reduction",
     "triton_tem": "template",
     "triton_for": "foreach",
+    "triton_spl": "split_scan",
 }
 REASON_BY_KIND: dict[str, str] = {
     "template": "template kernel (max-autotune template such as mm: needs its autotuning harness)",
-    "foreach": "foreach/combo kernel (several sub-kernels in one launch)",
     "user": "user-defined Triton kernel (already standalone in the user's code)",
 }
 SIZE_HINT_PREFIXES = "zyx"

@@ -64,6 +64,23 @@ def _shape_text(shape: tuple[int | str, ...], final: Mapping[str, str]) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+_SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
+
+
+def _scan_length(fragment: _Fragment, name: str) -> int | None:
+    """How many values a scan node combines into its last output (the length of its dim; None for another node
+    or a symbolic length)."""
+    op = fragment.ops.get(name)
+    if op is None or op.family not in _SCANS or len(op.args) < 2 or not isinstance(op.args[0], FxRef):
+        return None
+    source = fragment.ops.get(op.args[0].name) or fragment.placeholders.get(op.args[0].name)
+    dim = op.args[1].text if isinstance(op.args[1], FxExpr) else ""
+    if source is None or source.meta is None or not re.fullmatch(r"-?\d+", dim) or not source.meta.shape:
+        return 1 if source is not None and source.meta is not None and not source.meta.shape else None
+    size = source.meta.shape[int(dim) % len(source.meta.shape)]
+    return size if isinstance(size, int) else None
+
+
 def _count_text(count: int | FxExpr | None, names: Mapping[str, str], final: Mapping[str, str]) -> str:
     """A split's count as Python source: `32`, `s75`, `(s0 * 2048)`."""
     if isinstance(count, FxExpr):
@@ -240,6 +257,12 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                                         f"{list(meta.shape)}")
                     continue
                 expr = f"{expr}.reshape{_shape_text(meta.shape, final)}"
+        length = _scan_length(fragment, name)
+        if length is not None:
+            # A scan adds up to `length` values per output, in the kernel's order (blocks, then a carry between
+            # them): check() widens the tolerance as for a sum of that many terms.
+            results.append(f'"{the(param)}": {{"reduce": "scan", "dims": [], "terms": {length}, "expected": {expr}}}')
+            continue
         results.append(f'"{the(param)}": {expr}')
     lines.append("    return {" + ", ".join(results) + "}")
     source = "\n".join(lines) + "\n"

@@ -10,6 +10,8 @@ launch). The nodes become the same small program the `# Graph fragment:` comment
 
 from __future__ import annotations
 
+import re
+
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
@@ -32,6 +34,8 @@ _UPDATES_FIRST_ARG = {"index_put", "index_put_", "scatter", "scatter_", "scatter
                       "index_fill_", "masked_scatter", "masked_scatter_", "_unsafe_index_put", "select_scatter",
                       "slice_scatter", "diagonal_scatter", "as_strided_scatter",
                       "_unsafe_masked_index_put_accumulate", "index_reduce", "index_reduce_"}
+# An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
+_INPLACE_FOREACH = re.compile(r"(torch\.ops\.aten\._foreach_\w+?)_\.(\w+)")
 # Inductor's random-number prims: drawn by Triton's Philox in the kernel, which eager cannot redraw.
 _RANDOM = {"inductor_random", "inductor_randint", "inductor_lookup_seed"}  # (the seed buffer is an input)
 
@@ -88,6 +92,8 @@ def _fragment(recorded: dict) -> _Fragment:
         family = target.split(".")[3] if target.startswith("torch.ops.") and target.count(".") >= 4 else ""
         if target == "torch.ops.aten.copy_.default":
             target = "torch.ops.aten.copy.default"  # the value copy_ leaves in its first argument, out of place
+        elif _INPLACE_FOREACH.fullmatch(target) and _target_exists(out_of_place := _INPLACE_FOREACH.sub(r"\1.\2", target)):
+            target = out_of_place  # (_foreach_add_.List: the values it leaves in its first list, as a new list)
         fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
         redrawn = _redraw_random(node, family)
         if redrawn is not None:
@@ -154,7 +160,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
         buffer = entry.get("buffers", [entry["buffer"]])[0]
         if scalar:
             binding.scalar_inputs.add(param)
-        node = node_of(buffer)
+        node = _updated_before(node_of(buffer), buffer, buffers, computes, fragment)
         if node is None:
             # No FX node's value (a split reduction's partials, Inductor's own intermediate): bound under the
             # buffer's name, with its layout, so a stage-2 reduction can be computed from it.
@@ -165,9 +171,9 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
     # Outputs: the node whose value each stored parameter holds after the launch.
     split: dict[str, dict[str, tuple[int, ...]]] = {}
     for param in kernel.params:
-        if param not in access.stored:  # a tl.store or an atomic (a scatter-add)
-            continue
         entry = args.get(param)
+        if param not in access.stored and not (entry and entry.get("kind") == "WorkspaceArg"):
+            continue  # (stored: a tl.store or an atomic, a scatter-add; a workspace, maybe only in a helper)
         if entry is None:
             binding.unchecked[param] = f"the recorded graph has no argument {param}"
             continue
@@ -528,6 +534,34 @@ def _last_of_origins(origins: list[str], fragment: _Fragment, size: int | None) 
     return sinks[0] if len(sinks) == 1 else None
 
 
+def _foreach_item(op_name: str, node: str, fragment: _Fragment) -> str | None:
+    """The getitem node holding what foreach op `op_name` makes of `node`, the k-th tensor of its first list: the
+    value an in-place foreach op (`_foreach_add_`, written out of place in the fragment) leaves in that tensor."""
+    op = fragment.ops.get(op_name)
+    if op is None or not op.family.startswith("_foreach_") or not op.args or not isinstance(op.args[0], FxList):
+        return None
+    positions = [k for k, item in enumerate(op.args[0].items) if item == FxRef(node)]
+    if len(positions) != 1:
+        return None
+    found = [name for name, other in fragment.ops.items() if other.target == "operator.getitem" and len(other.args) == 2
+             and other.args[0] == FxRef(op_name) and isinstance(other.args[1], FxExpr)
+             and other.args[1].text == str(positions[0])]
+    return found[0] if len(found) == 1 else None
+
+
+def _updated_before(node: str | None, buffer: str, buffers: dict[str, dict], computes: set[str], fragment: _Fragment
+                    ) -> str | None:
+    """The node whose value an input buffer holds when the kernel reads it: a graph input that an earlier kernel
+    updated in place through a foreach op (a compiled optimizer's step count, `_foreach_add_(steps, 1)`) holds the
+    update's value, not the graph input's; one this kernel updates still holds the input's."""
+    if node is None or not (buffers.get(buffer) or {}).get("graph_input"):
+        return node
+    earlier = [o for b, info in buffers.items() if info.get("mutates") == buffer and b not in computes
+               for o in (info.get("origins") or [])]
+    items = {item for o in earlier if (item := _foreach_item(o, node, fragment)) is not None}
+    return items.pop() if len(items) == 1 else node
+
+
 def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], fragment: _Fragment, node: str | None
                  ) -> tuple[str | None, str | None, str]:
     """(the FX node whose value `buffer` holds after the kernel stores it, the node the buffer holds before when the
@@ -540,6 +574,9 @@ def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], frag
                   and fragment.ops[n].args and fragment.ops[n].args[0] == FxRef(node or buffer)]
         if len(copies) == 1:
             return copies[0], None, ""
+        foreach = [item for n in origins if (item := _foreach_item(n, node or buffer, fragment)) is not None]
+        if len(foreach) == 1:
+            return foreach[0], None, ""
         updates = [n for n in origins if fragment.ops.get(n) and fragment.ops[n].family in _UPDATES_FIRST_ARG]
         if len(updates) == 1:
             first = fragment.ops[updates[0]].args[0] if fragment.ops[updates[0]].args else None

@@ -47,7 +47,7 @@ def readable_kernel_name(inductor_name: str, aten_ops: Sequence[str] = (), sourc
             if f"_{reveal.lstrip('_')}_" in middle:
                 ops.append(reveal)
                 middle = middle.replace(f"_{reveal.lstrip('_')}_", "_")
-        ops += [w for w in middle.split("_") if w]
+        ops += [w for w in middle.split("_") if w and not w.isdigit()]  # (triton_for_fused_0: no op words)
     ops = [_OP_WORDS.get(op, op) for op in ops if op and op not in NOT_NAMING]
     words: list[str] = []
     absorbed: set[str] = set()
@@ -63,7 +63,7 @@ def readable_kernel_name(inductor_name: str, aten_ops: Sequence[str] = (), sourc
             words = list(dict.fromkeys(op.lstrip("_") for op in ops if op not in absorbed))[:3]
     words += [op.lstrip("_") for op in dict.fromkeys(ops) if op in {"sum", "amax", "mean"} and op not in absorbed
               and words and op not in words]
-    base = "_".join(words) or "fused"
+    base = "_".join(words) or ("foreach" if inductor_name.startswith("triton_for_") else "fused")
     base = re.sub(r"[^0-9a-zA-Z_]", "_", base).strip("_") or "fused"
     return f"{base}_kernel"
 
