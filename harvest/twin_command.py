@@ -22,6 +22,13 @@ from harvest.errors import HarvestError, UsageError
 from harvest.report import read_manifest, render_report
 from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinSource, read_module, translate
+
+# Kinds whose kernels get no CUDA twin, and why: a matmul template is compared with cuBLAS (torch.mm) instead.
+NO_TWIN_KINDS = {
+    "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
+    "foreach": "foreach (several sub-kernels in one launch; each sub-kernel is a pointwise kernel)",
+    "split_scan": "split_scan (its programs pass carries through a workspace with a decoupled look-back)",
+}
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
@@ -103,6 +110,8 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
         stem = Path(module).stem
         outcome = TwinOutcome(module, kernel.get("display_name") or kernel["name"], kernel.get("kind", "?"), "ok")
         try:
+            if kernel.get("kind") in NO_TWIN_KINDS:
+                raise NoTwin(NO_TWIN_KINDS[kernel["kind"]])
             text = (out_dir / module).read_text(encoding="utf-8")
             facts = read_module(text, module)
             source = translate(facts)

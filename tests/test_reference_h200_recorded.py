@@ -3,6 +3,7 @@ as their raw/ (capture.json with each kernel's recorded graph, and output_code.p
 replayed on this CPU. What the H200 does and the CPU path does not: batch norm's statistics as a split Welford
 (each chunk's mean, m2 and weight, then a combine), split sums stored with the split as the last dim, a
 convolution's bias added by the kernel that reads the library's output, and a mean split over a dynamic size.
+A compiled AdamW step's foreach kernels and a split scan (triton_spl_*, with its workspace) become modules too.
 Every kernel's every output must have a reference; the kernels small enough for the interpreter are checked
 against it on made-up inputs (the H200's own --check against its record is in docs/benchmarks.md)."""
 
@@ -16,7 +17,7 @@ import pytest
 from conftest import CUDA_FIXTURES, ROOT, harvest, run_check
 
 RECORDED = CUDA_FIXTURES / "recorded"
-MODELS = ("conv_bn", "reference_reasons", "graph_break_recompile")
+MODELS = ("conv_bn", "reference_reasons", "graph_break_recompile", "adamw_step", "scans")
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,8 @@ CHECKED = [
      "divides by s75", "mean_ptr: reference: ok (2048 values"),  # a mean over a dynamic size, from partial sums
     ("graph_break_recompile", "g6_forward/triton_red_fused_mean_0",
      "s75 times mean", "out_ptr: reference: ok (2048 values"),  # and the partial sums themselves
+    ("adamw_step", "triton_for_fused_0",  # a compiled AdamW's foreach kernel: the step counts, += 1 in place
+     "_foreach_add.Scalar(", "out_3_ptr: reference: ok (1 values"),
 ]
 
 
@@ -113,3 +116,20 @@ def test_a_split_welfords_first_stage_is_checked_by_combining_its_three_partial_
         assert namespace["compare"](param, parts, split, "reference"), param
     wrong = (parts[0], parts[1] * 1.01, parts[2])  # a kernel whose m2 is 1 % off must fail
     assert not namespace["compare"]("out_1_ptr", wrong, expected["out_1_ptr"], "reference")
+
+
+def test_the_adamw_update_reads_the_step_count_the_first_kernel_updated(replayed):
+    """The second foreach kernel reads the step counts after the first kernel's in-place += 1: its reference takes
+    them as that update's values (the getitems of _foreach_add), never adds 1 again."""
+    text = module_of(replayed, "adamw_step", "triton_for_fused_1").read_text()
+    reference = text[text.index("def reference("):text.index("UNCHECKED = ")]
+    assert "_foreach_add.Scalar(" not in reference and "getitem = " in reference
+    assert "torch.ops.aten._foreach_add.List(" in reference  # exp_avg.lerp_ written out of place
+
+
+def test_a_split_scan_module_zeroes_its_workspace_and_compares_with_tolerances(replayed):
+    text = module_of(replayed, "scans", "triton_spl_fused_cumsum_2").read_text()
+    launch = text[text.index("def launch("):text.index("ARGUMENTS = ")]
+    assert "ws_ptr.zero_()" in launch and "ws_ptr" not in text[text.index("OUTPUTS = "):].split("\n")[0]
+    assert "EXACT_POSSIBLE = False" in text  # the look-back adds its predecessors in the order they finish
+    assert '"reduce": "scan"' in text and "torch.ops.aten.cumsum.default(" in text

@@ -8,6 +8,11 @@ workspace). Checked against eager.
 """
 
 import torch
+import torch._inductor.config as inductor_config
+
+# torch 2.11's mix-order reduction fusion fails on this backward on CUDA ("AssertionError: 2045 v.s. 2044"): off.
+if hasattr(inductor_config.triton, "mix_order_reduction"):
+    inductor_config.triton.mix_order_reduction = False
 
 
 def scans(x, y):

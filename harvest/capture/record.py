@@ -229,7 +229,10 @@ def _read_params(source: str) -> set[str]:
     import re
 
     pattern = r"(?:tl\.load|tl\.atomic_\w+|make_block_ptr|make_tensor_descriptor)\(\s*(?:base=)?(\w+)"
-    return set(re.findall(pattern, source))
+    read = set(re.findall(pattern, source))
+    # A template names its inputs again (`A = arg_A`): the name loaded from stands for the parameter.
+    aliases = dict(re.findall(r"^\s*(\w+) = (\w+)\s*$", source, re.M))
+    return read | {aliases[name] for name in read if name in aliases}
 
 
 def _span_bytes(tensor: Any, lo: int, hi: int):

@@ -64,7 +64,6 @@ KIND_BY_PREFIX: dict[str, KernelKind] = {
     "triton_spl": "split_scan",
 }
 REASON_BY_KIND: dict[str, str] = {
-    "template": "template kernel (max-autotune template such as mm: needs its autotuning harness)",
     "user": "user-defined Triton kernel (already standalone in the user's code)",
 }
 SIZE_HINT_PREFIXES = "zyx"

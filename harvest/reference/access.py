@@ -4,7 +4,7 @@ value's outermost operation. Pure: the kernel's facts (harvest.kernel_facts), ga
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
@@ -32,7 +32,11 @@ def _scan_kernel(kernel: Kernel) -> _Access:
     access = _Access()
     for assignment in function.assignments:
         access.assigns[assignment.target] = assignment.value
+    # A template names its pointer parameters again (`A = arg_A`): an access through the alias is the parameter's.
+    aliases = {a.target: a.value.id for a in function.assignments
+               if isinstance(a.value, ast.Name) and a.value.id in params and a.target not in params}
     for memory in function.accesses:
+        memory = replace(memory, pointer=aliases.get(memory.pointer, memory.pointer))
         if memory.pointer not in params:
             continue
         if memory.kind == "atomic":
