@@ -43,8 +43,8 @@ def test_every_kernel_of_the_h200_capture_has_a_full_reference_from_its_recorded
     made = [k for k in kernels(manifest) if k["module"]]
     assert made and len(made) == len(kernels(manifest))
     assert manifest["references"] == {"full": len(made), "partial": 0, "none": 0, "from_recorded_graph": len(made)}
-    for kernel in made:
-        assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel
+    for kernel in made:  # (a workspace is no output of the graph: "scratch: ...", the split scan's)
+        assert all(v == "compared" or v.startswith("scratch: ") for v in kernel["reference"]["outputs"].values()), kernel
 
 
 def module_of(replayed, model: str, inductor_name: str) -> Path:
