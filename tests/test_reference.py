@@ -533,10 +533,13 @@ def test_split_reduction_partial_by_hand_max_and_ambiguous_dims():
     # A sum stored where the node is an amax: never paired.
     ref = _split_kernel(amax, "buf1", (8, 4))
     assert ref.checked == () and "partial" in ref.unchecked[0][1]
-    # f32[8] from f32[8, 8]: either dim could be the split one, so it stays unchecked.
+    # f32[8] from f32[8, 8]: either dim could be the split one by the shapes; Inductor appends the split to the
+    # reduction's ranges, so it is the last.
     square = amax.replace("amax.default", "sum.dim_IntList").replace("%amax", "%sum_1")
     ref = _split_kernel(square, "buf1", (8, 8))
-    assert ref.checked == () and ref.unchecked[0][0] == "out_ptr0"
+    assert ref.checked == ("out_ptr0",)
+    marker = _run(ref, in_ptr0=x)["out_ptr0"]
+    assert (marker["reduce"], marker["dims"]) == ("sum", [1])
     # A Welford partial (var_mean) is not combined.
     welford = """
         %x : f32[64, 8][8, 1] = placeholder

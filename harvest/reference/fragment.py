@@ -65,6 +65,25 @@ class _Fragment:
     warnings: list[str] = field(default_factory=list)
 
 
+# What the reference calls to redraw tl.rand's numbers (harness.py's piece of that name).
+TRITON_RAND = "triton_rand"
+
+
+def redraw_random(node: FxNode, family: str) -> _Op | None:
+    """Inductor's dropout draws with Triton's Philox: `inductor_lookup_seed(seeds, k)` is the seed at k of the seed
+    buffer, `inductor_random(size, seed, 'rand')` is tl.rand(seed, offset) for the offsets 0, 1, ... of the
+    elements in row-major order, which the harness's triton_rand draws again, bit for bit. None for anything else
+    ('randn', 'randint': not redrawn)."""
+    if node.args_error:
+        return None
+    if family == "inductor_lookup_seed" and len(node.args) == 2 and isinstance(node.args[0], FxRef):
+        return _Op(node.name, "operator.getitem", node.args, {}, node.meta)
+    if (family == "inductor_random" and len(node.args) == 3 and isinstance(node.args[2], FxExpr)
+            and node.args[2].text.strip("'\"") == "rand" and not node.kwargs):
+        return _Op(node.name, TRITON_RAND, node.args[:2], {}, node.meta)
+    return None
+
+
 def _read_fragment(kernel: Kernel) -> _Fragment:
     fragment = _Fragment(returns=tuple(kernel.comment.fragment_return))
     for node in kernel.comment.fragment:
@@ -77,6 +96,10 @@ def _read_fragment(kernel: Kernel) -> _Fragment:
         target = torch_ops_target(node.target)
         # A node that cannot be rendered stays in `ops` (its meta still identifies the output that stores it).
         fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
+        redrawn = redraw_random(node, target.split(".")[3] if target.count(".") >= 4 else "")
+        if redrawn is not None:  # dropout's random numbers, drawn again as the kernel draws them
+            fragment.ops[node.name] = redrawn
+            continue
         if not _target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
             continue

@@ -25,7 +25,15 @@ from harvest.reference.binding import (
     _Binding,
     _partial_of,
 )
-from harvest.reference.fragment import _arg_buffer, _buffer_meta, _Fragment, _numel, _Op, _target_exists
+from harvest.reference.fragment import (
+    _arg_buffer,
+    _buffer_meta,
+    _Fragment,
+    _numel,
+    _Op,
+    _target_exists,
+    redraw_random,
+)
 
 # Ops whose value is their first argument updated in place: the buffer made for them first holds that argument
 # (one kernel copies it in), then another kernel scatters into it.
@@ -38,25 +46,6 @@ _UPDATES_FIRST_ARG = {"index_put", "index_put_", "scatter", "scatter_", "scatter
 _INPLACE_FOREACH = re.compile(r"(torch\.ops\.aten\._foreach_\w+?)_\.(\w+)")
 # Inductor's random-number prims: drawn by Triton's Philox in the kernel, which eager cannot redraw.
 _RANDOM = {"inductor_random", "inductor_randint", "inductor_lookup_seed"}  # (the seed buffer is an input)
-
-
-# What the reference calls to redraw tl.rand's numbers (harness.py's piece of that name).
-TRITON_RAND = "triton_rand"
-
-
-def _redraw_random(node: FxNode, family: str) -> _Op | None:
-    """Inductor's dropout draws with Triton's Philox: `inductor_lookup_seed(seeds, k)` is the seed at k of the seed
-    buffer, `inductor_random(size, seed, 'rand')` is tl.rand(seed, offset) for the offsets 0, 1, ... of the
-    elements in row-major order, which the harness's triton_rand draws again, bit for bit. None for anything else
-    ('randn', 'randint': not redrawn)."""
-    if node.args_error:
-        return None
-    if family == "inductor_lookup_seed" and len(node.args) == 2 and isinstance(node.args[0], FxRef):
-        return _Op(node.name, "operator.getitem", node.args, {}, node.meta)
-    if (family == "inductor_random" and len(node.args) == 3 and isinstance(node.args[2], FxExpr)
-            and node.args[2].text.strip("'\"") == "rand" and not node.kwargs):
-        return _Op(node.name, TRITON_RAND, node.args[:2], {}, node.meta)
-    return None
 
 
 class RecordMismatch(ValueError):
@@ -95,7 +84,7 @@ def _fragment(recorded: dict) -> _Fragment:
         elif _INPLACE_FOREACH.fullmatch(target) and _target_exists(out_of_place := _INPLACE_FOREACH.sub(r"\1.\2", target)):
             target = out_of_place  # (_foreach_add_.List: the values it leaves in its first list, as a new list)
         fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
-        redrawn = _redraw_random(node, family)
+        redrawn = redraw_random(node, family)
         if redrawn is not None:
             fragment.ops[node.name] = redrawn
             continue
