@@ -20,6 +20,7 @@ from harvest.kernel_facts import kernel_facts
 from harvest.model import Graph, Kernel, Launch, LaunchArg, RecordedLaunch, TensorMeta
 from harvest.rename import DroppedParam
 from harvest.shapes import evaluate
+from harvest.syntax import kernel_trees
 
 
 class RenderError(HarvestError):
@@ -122,9 +123,8 @@ _WELFORD_WEIGHTS = {"welford": (2,), "welford_combine": (2, 5)}
 def welford_weight_params(kernel_source: str) -> set[str]:
     """Parameters whose values go into a Welford combine as weights (a split Welford's second stage reads each
     chunk's count): made-up values for them must be counts >= 1, or the combine divides by zero."""
-    try:
-        tree = ast.parse(kernel_source)
-    except SyntaxError:
+    tree = kernel_trees(kernel_source).ast  # (parsed once per extraction: harvest.syntax)
+    if tree is None:
         return set()
     assigns = {node.targets[0].id: node.value for node in ast.walk(tree)
                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}

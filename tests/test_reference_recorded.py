@@ -108,23 +108,25 @@ def test_the_dropout_mask_is_redrawn_bit_for_bit_and_the_harness_carries_triton_
     assert masks, check.stdout  # the mask (a bool output) equals the kernel's exactly
 
 
-def test_an_artifacts_dropout_mask_is_redrawn_from_the_comment_too(reasons, tmp_path):
-    """The same run's output_code.py read as an artifact (no recorded graph: the reference comes from the comment):
-    Inductor's random prims are drawn again as the kernel draws them, so the mask is compared, not left out."""
-    manifest, out = reasons
-    dropout = next(k for k in kernels(manifest) if k["module"] and any(
-        n["target"] == "prims.inductor_random.default" for n in recorded_graph(out, k)["nodes"]))
-    graph = dropout["module"].split("/")[0]
-    done = harvest("extract", str(out / "raw" / graph / "output_code.py"), "-o", str(tmp_path / "art"), "-q", cwd=ROOT)
+def test_an_artifacts_dropout_mask_is_redrawn_from_the_comment_too(tmp_path):
+    """A run's output_code.py read as an artifact (no recorded graph: the reference comes from the comment):
+    Inductor's random prims are drawn again as the kernel draws them, so the dropout mask is compared."""
+    done = harvest("extract", str(ROOT / "tests" / "targets" / "kernel_kinds.py"), "-o", str(tmp_path / "run"), "-q",
+                   cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    art = json.loads((tmp_path / "art" / "manifest.json").read_text())
-    kernel = next(k for k in kernels(art) if k["name"] == dropout["name"])
-    assert kernel["reference"]["built_from"] == "graph fragment comment" and kernel["reference"]["coverage"] == "full", kernel
-    module = tmp_path / "art" / kernel["module"]
-    assert "triton_rand(" in module.read_text()
-    check = run_check(module)
-    assert check.returncode == 0 and "made-up inputs" in check.stdout, check.stdout + check.stderr
-    assert any("reference: ok" in line and "torch.bool, bit for bit" in line for line in check.stdout.splitlines())
+    art = tmp_path / "art"
+    done = harvest("extract", str(tmp_path / "run" / "raw" / "g0_forward" / "output_code.py"), "-o", str(art), "-q",
+                   cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    dropout = [k for k in kernels(json.loads((art / "manifest.json").read_text()))
+               if k["module"] and "triton_rand(" in (art / k["module"]).read_text()]
+    assert dropout, "the dropout kernel's reference redraws its mask"
+    for kernel in dropout:
+        assert kernel["reference"]["built_from"] == "graph fragment comment"
+        assert kernel["reference"]["coverage"] == "full", kernel["reference"]
+        check = run_check(art / kernel["module"])
+        assert check.returncode == 0 and "made-up inputs" in check.stdout, check.stdout + check.stderr
+        assert any("reference: ok" in line and "torch.bool, bit for bit" in line for line in check.stdout.splitlines())
 
 
 def test_a_module_whose_size_is_changed_checks_against_the_recorded_graphs_reference(reasons, tmp_path):

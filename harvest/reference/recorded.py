@@ -15,6 +15,7 @@ import re
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
+from harvest.syntax import kernel_trees
 from harvest.reference.access import _Access, _top_op
 from harvest.reference.binding import (
     _SPLIT_REDUCTIONS,
@@ -327,9 +328,8 @@ def _welford_parts(kernel: Kernel) -> dict[str, int]:
     import ast
 
     found: dict[str, int] = {}
-    try:
-        tree = ast.parse(kernel.source)
-    except SyntaxError:
+    tree = kernel_trees(kernel.source).ast  # (parsed once per extraction: harvest.syntax)
+    if tree is None:
         return found
     for node in ast.walk(tree):
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)

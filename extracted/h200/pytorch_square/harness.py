@@ -20,7 +20,8 @@ HARNESS_VERSION = 1
 # >>> harness: Tensor
 # One tensor argument of a launch: shape, stride, dtype; `offset` (elements) into the storage it views; `base`, the
 # earlier argument whose storage it shares (None: a storage of its own); `zeros`, the kernel only writes it (made-up
-# inputs leave it zeroed); `high`, made-up index values stay below it.
+# inputs leave it zeroed); `high`, made-up values are whole numbers below it (indices from 0; a Welford combine's
+# weights, which are counts, from 1).
 Tensor = collections.namedtuple("Tensor", "shape stride dtype offset base zeros high", defaults=(0, None, False, None))
 # <<< harness: Tensor
 
@@ -78,6 +79,8 @@ def made_up(storage, generator):
     count = -(-storage.hi // itemsize)
     if storage.fill == torch.bool:
         values = torch.rand(count, generator=generator) < 0.5
+    elif storage.fill.is_floating_point and storage.high is not None:  # counts (a Welford combine's weights): >= 1
+        values = torch.randint(1, storage.high, (count,), generator=generator)
     elif storage.fill.is_floating_point:
         values = torch.randn(count, generator=generator)
     else:
@@ -87,27 +90,51 @@ def made_up(storage, generator):
 
 
 def reduce_partials(partials, split):
-    """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima)."""
+    """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima); for a split
+    Welford, `partials` is the three buffers (each chunk's mean, m2 and weight), combined by Chan's formula in
+    float64, and the result is the one of mean, m2, weight that split["part"] names."""
+    if split["reduce"] == "scan":  # not partials: a scan's output, whose tolerance grows with its length
+        return partials.cpu()
+    if split["reduce"] == "welford":
+        means, m2s, weights = (p.cpu().double() for p in partials)
+        weight = weights.sum(split["dims"], keepdim=True)
+        mean = (weights * means).sum(split["dims"], keepdim=True) / weight
+        m2 = (m2s + weights * (means - mean) ** 2).sum(split["dims"], keepdim=True)
+        return (mean, m2, weight)[split["part"]].squeeze(split["dims"]).to(partials[0].dtype)
     combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
     return combine(partials.cpu(), dim=split["dims"])
+
+
+def compared_actual(output, args, expected):
+    """What compare() takes as the kernel's value of `output` against `expected`: its tensor, or for a split
+    Welford's partials the three buffers that combine together."""
+    if isinstance(expected, dict) and expected["reduce"] == "welford":
+        return tuple(args[p] for p in expected["of"])
+    return args[output]
 
 
 def compare(name, actual, expected, oracle, tolerance=None):
     """True when actual matches expected (exactly, or within the dtype's tolerance); prints the first mismatches.
 
     `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
-    kernel's partials are combined over the split dims, then compared with the whole reduction.
+    kernel's partials are combined over the split dims, then compared with the whole reduction (a split Welford's
+    three partial buffers come as `actual`, a tuple, and are combined together).
     """
-    tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
+    split = expected if isinstance(expected, dict) else None
     what = ""
-    if isinstance(expected, dict):
-        split = expected
+    if split is not None:
         actual, expected = reduce_partials(actual, split), split["expected"]
         what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
-        if split["reduce"] == "sum" and actual.dtype.is_floating_point:
-            # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
-            tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
-            what += f", atol scaled by sqrt({split['terms']})"
+        if split["reduce"] == "scan":
+            what = f", a scan of {split['terms']} values"
+        if split["reduce"] == "welford":
+            others = [p for p in split["of"] if p != split["of"][split["part"]]]
+            what = f", Welford partials combined with {' and '.join(others)} over dims {split['dims']} vs the whole var_mean of {split['terms']} values"
+    tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
+    if split is not None and split["reduce"] in ("sum", "welford", "scan") and split["terms"] and actual.dtype.is_floating_point:
+        # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
+        tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
+        what += f", atol scaled by sqrt({split['terms']})"
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
         print(f"  {name}: {oracle}: shape {tuple(actual.shape)} but it gives {tuple(expected.shape)}")
@@ -232,7 +259,7 @@ class Kernel:
                 compared.append(compare(output, args[output], recorded[output], "recorded", EXACT if exact else None))
             alias = self.same_view(output, expected)
             if output in expected:
-                compared.append(compare(output, args[output], expected[output], "reference"))
+                compared.append(compare(output, compared_actual(output, args, expected[output]), expected[output], "reference"))
             elif alias is not None:  # another name for the memory an output the reference computes is written to
                 compared.append(compare(output, args[output], expected[alias], f"reference (as {alias}, the same memory)"))
             elif output in self.UNCHECKED:
