@@ -22,15 +22,14 @@ from harvest.errors import HarvestError, UsageError
 from harvest.report import read_manifest, render_report
 from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinSource, read_module, translate
+from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 
-# Kinds whose kernels get no CUDA twin, and why: a matmul template is compared with cuBLAS (torch.mm) instead.
+# Kinds whose kernels get no CUDA twin, and why: a matmul template's counterpart is cuBLAS (its eager reference).
 NO_TWIN_KINDS = {
     "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
     "foreach": "foreach (several sub-kernels in one launch; each sub-kernel is a pointwise kernel)",
     "split_scan": "split_scan (its programs pass carries through a workspace with a decoupled look-back)",
 }
-from harvest.writer import WriteReport, sha256, write_generated, write_manifest
-
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 
 
