@@ -531,11 +531,12 @@ def build_module(
 ) -> tuple[str, dict]:
     """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source, and
     its reference's summary for the manifest."""
-    if names == "readable":
+    if names == "readable" and kernel.kind != "user":
         code = rename_kernel(kernel.source, build_context(kernel, launch, graph, display_name))
-    else:
+    else:  # Inductor's names kept, or a user's kernel as they wrote it
         plain = strip_inductor_decorators(kernel.source)
-        code = RenameResult(plain, kernel.name, mapping=(), params=tuple((p, p) for p in kernel.signature), ok=True)
+        code = RenameResult(plain, kernel.jit_name or kernel.name, mapping=(),
+                            params=tuple((p, p) for p in kernel.signature), ok=True)
     reference = build_reference(kernel, launch, graph, dict(code.params), captured.kernel_graphs.get(kernel.name))
     context = ModuleContext(
         capture=capture,

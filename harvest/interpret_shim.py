@@ -1,10 +1,12 @@
-"""Make `libdevice.*` calls run under TRITON_INTERPRET=1.
+"""Make `libdevice.*` calls (and bfloat16 `tl.dot`) run under TRITON_INTERPRET=1.
 
 The Triton interpreter patches `tl` and `tl.math` with numpy versions but not `triton.language.extra.libdevice`,
 whose functions lower to `extern_elementwise`, which the interpreter cannot run. Inductor calls libdevice for tanh,
 erf, rsqrt, isinf, pow, fma (torch 2.8-2.10), ... so the first GELU or LayerNorm kernel kills a CPU run. Older
 interpreters (triton 3.2-3.3) also lack `block_type.with_element_ty` and `get_int1_ty` (Inductor's `max2` reaches
-it through `tl.zeros((1,), tl.int1)`); the shim stands in for both.
+it through `tl.zeros((1,), tl.int1)`); the shim stands in for both. And triton 3.9's interpreter multiplies a
+bfloat16 `tl.dot`'s raw uint16 bits (a max-autotune bf16 matmul template gives values of 1e11): the shim widens
+bfloat16 operands to float32 first, exactly, as the tensor cores do.
 
 `shim_source(names)` writes `interpret_libdevice(libdevice)` with numpy versions of just those functions, as plain
 source: the capture child execs it with every function (`install`), and an extraction's harness.py carries the
@@ -36,6 +38,7 @@ NUMPY_VERSIONS = {
     "nextafter": ("binary", "np.nextafter(v, w)"), "fmax": ("binary", "np.fmax(v, w)"),
     "fmin": ("binary", "np.fmin(v, w)"), "remainder": ("binary", "np.remainder(v, w)"),
     "fma": ("fma", ""),  # Inductor of torch 2.8-2.10 writes libdevice.fma in softmax backward
+    "dot": ("dot", ""),  # not libdevice: tl.dot, whose interpreter version multiplies bfloat16's bits (triton 3.9)
 }
 
 _HEAD = '''
@@ -96,6 +99,23 @@ _FMA = '''
 '''
 
 
+_DOT = '''
+    if builder is not None and not getattr(builder.create_dot, "bfloat16_widened", False):
+        create_dot = builder.create_dot
+
+        def widened(x):  # bfloat16 is held as its uint16 bits: float32 has the same top 16 bits (exact)
+            if x.dtype.scalar != tl.bfloat16:
+                return x
+            return TensorHandle((x.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
+
+        def create_dot_bfloat16(self, a, b, d, *args):
+            return create_dot(self, widened(a), widened(b), d, *args)
+
+        create_dot_bfloat16.bfloat16_widened = True
+        builder.create_dot = create_dot_bfloat16
+'''
+
+
 def shim_source(names) -> str:
     """`interpret_libdevice(libdevice)` with numpy versions of just these libdevice functions, as source. A name
     harvest has no version of is left out: the interpreter then fails on it as it would without the shim."""
@@ -108,11 +128,15 @@ def shim_source(names) -> str:
         parts.append(_BINARY)
     if "fma" in kinds:
         parts.append(_FMA)
+    if "dot" in kinds:
+        parts.append(_DOT)
     lines = [""]
     if any("erf(" in NUMPY_VERSIONS[n][1] for n in known):
         lines.append("    erf = np.vectorize(math.erf, otypes=[np.float64])")
     for name in known:
         kind, expression = NUMPY_VERSIONS[name]
+        if kind == "dot":
+            continue
         if kind == "fma":
             lines.append("    libdevice.fma = fma")
         elif kind == "binary":

@@ -136,6 +136,7 @@ class Kernel:
     comment: KernelComment = field(default_factory=KernelComment)
     standalone_reason: str | None = None  # why it cannot become a standalone module; None when it can
     triton_meta: dict[str, Any] = field(default_factory=dict)  # all of it as written (device, enable_fp_fusion, ...)
+    jit_name: str = ""  # the @triton.jit function's own name: a user's kernel keeps it ("" when it is `name`)
 
     @property
     def params(self) -> tuple[str, ...]:

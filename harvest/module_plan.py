@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harvest.fusion import KernelFusion
 from harvest.helper_blocks import known_helpers
@@ -18,6 +18,7 @@ from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, Record
 from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
 from harvest.reference import Reference, kernel_outputs
 from harvest.rename import RenameResult
+from harvest.rename.template_tiles import LiftedTiles, lift_tiles
 from harvest.syntax import dotted
 
 __all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module", "record_device"]
@@ -55,6 +56,7 @@ class GridAxis:
 class Grid:
     axes: tuple[GridAxis, ...] = ()  # Inductor's Grid1D/Grid2D, as expressions of launch()'s parameters
     recorded: tuple[int, ...] | None = None  # the run's grid, used as it is where harvest's model disagrees
+    tiles: str = ""  # a matmul template's programs, one per output tile, as an expression of the config
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ class ModulePlan:
     reference_params: tuple[str, ...]
     unchecked: tuple[tuple[str, str], ...]  # (output, why the reference cannot compute it)
     split_outputs: bool  # the reference holds a split reduction's partials: compare() combines them
+    matmul: tuple[tuple[str, int], ...]  # a matmul template's M, N, K (--bench's TFLOP/s); () for other kernels
+    matmul_dtype: str  # its A operand's dtype ("torch.bfloat16"): the cuBLAS matmul --bench times beside it
 
 
 def plan_module(ctx: ModuleContext) -> ModulePlan:
@@ -126,8 +130,14 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
     values = {a.inductor_param: a.value for a in arguments if not a.is_tensor and a.value is not None}
     values |= {d.param: d.value for d in ctx.code.dropped_params}  # their values, for the grid and default config
     config, config_origin = build_config(ctx, rename, values)
-    grid, grid_note = build_grid(kernel, rename, values, config, recorded.grid if recorded else None)
-    code = kernel_code(ctx.code, [rename.get(p, p) for p in unspecialized_params(kernel)])
+    tiles = template_tiles(kernel, ctx.code, recorded.grid if recorded else None)
+    if tiles is not None:  # a matmul template: its tile sizes are the config's, and the grid follows them
+        config = {**tiles.tiles, **config}
+        grid, grid_note = Grid(tiles=tiles.grid_text()), ""
+    else:
+        grid, grid_note = build_grid(kernel, rename, values, config, recorded.grid if recorded else None)
+    renamed = replace(ctx.code, code=tiles.code) if tiles is not None else ctx.code
+    code = kernel_code(renamed, [rename.get(p, p) for p in unspecialized_params(kernel)])
     imports, harness_imports, helpers_note = helper_imports(sorted(set(code.imports) - BASE_IMPORTS), code.helpers)
     # torch's helpers under the interpreter: the shim, for triton <= 3.3 (max2 -> tl.int1 zeros; harvest's own
     # helpers get it from the harness)
@@ -185,7 +195,23 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         reference_params=tuple(rename.get(p, p) for p in ctx.reference.params),
         unchecked=tuple({rename.get(p, p): reason for p, reason in ctx.reference.unchecked}.items()),
         split_outputs=bool(ctx.reference.split_outputs),
+        matmul=tuple(tiles.sizes.items()) if tiles is not None else (),
+        matmul_dtype=next((a.dtype for a in arguments if tiles is not None and a.param == rename.get(tiles.a_param, tiles.a_param)), ""),
     )
+
+
+def template_tiles(kernel: Kernel, code: RenameResult, recorded_grid: tuple[int, ...] | None) -> LiftedTiles | None:
+    """A matmul template with its tile sizes lifted into CONFIG, when the tile grid they give is the grid the run
+    launched (a persistent or TMA template launches one program per SM: it keeps its recorded grid)."""
+    if kernel.kind != "template":
+        return None
+    lifted = lift_tiles(code.code, code.kernel_name)
+    if lifted is None:
+        return None
+    want = (lifted.tile_programs(lifted.tiles), 1, 1)
+    if recorded_grid is not None and tuple(recorded_grid) + (1,) * (3 - len(recorded_grid)) != want:
+        return None
+    return lifted
 
 
 def record_device(capture: Capture) -> str:
@@ -220,6 +246,8 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         config = {rename.get(k, k): v for k, v in recorded["kwargs"].items() if k in constexprs}
         config.update(num_warps=recorded["num_warps"], num_stages=recorded["num_stages"])
         origin = f"recorded in the run; chosen by {recorded['chosen_by']}"
+        if kernel.kind == "template" and recorded["chosen_by"] == "the only config":
+            origin = "recorded in the run: the template config max-autotune picked"
     elif ctx.winner is not None:
         config = {rename.get(k, k): v for k, v in ctx.winner.kwargs.items() if k in constexprs}
         config.update(num_warps=ctx.winner.num_warps, num_stages=ctx.winner.num_stages)
@@ -289,6 +317,8 @@ def build_grid(kernel: Kernel, rename: dict[str, str], values: dict[str, int | f
     if recorded_grid is not None:
         want = list(recorded_grid) + [1] * (3 - len(recorded_grid))
         got = computed + [1] * (3 - len(computed))
+        if kernel.kind == "user":
+            return Grid(recorded=tuple(want)), f"grid {tuple(want)}: the user's grid, as recorded in the run"
         if not modelled or got != want:
             note = f"grid {tuple(want)} as recorded in the run (harvest does not model {grid_type or 'this'} grids; change it with the config)"
             return Grid(recorded=tuple(want)), note

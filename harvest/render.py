@@ -75,8 +75,16 @@ def grid_text(grid: Grid) -> str:
     """The grid expression launch() computes (or the recorded grid, as it is)."""
     if grid.recorded is not None:
         return repr(grid.recorded)
+    if grid.tiles:
+        return f"({grid.tiles}, 1, 1)"
     sizes = [a.size if a.block is None else f'triton.cdiv({a.size}, config["{a.block}"])' for a in grid.axes]
     return "(" + ", ".join(sizes) + ",)"
+
+
+def _title(plan: ModulePlan) -> str:
+    if plan.kind == "user":
+        return f"{plan.kernel_name}: a user-written Triton kernel, as written, launched inside the compiled graph"
+    return f"{plan.kernel_name}: {plan.kind} kernel" + (f" fusing {', '.join(plan.aten_ops)}" if plan.aten_ops else "")
 
 
 def render(plan: ModulePlan) -> str:
@@ -84,7 +92,7 @@ def render(plan: ModulePlan) -> str:
     params = ", ".join(a.param for a in plan.arguments)
     names = [f"{new} <- {old}" + (f" [{node}]" if node else "") for new, old, node in plan.renamed]
     source = load_template("kernel.py.j2").render(
-        title=f"{plan.kernel_name}: {plan.kind} kernel" + (f" fusing {', '.join(plan.aten_ops)}" if plan.aten_ops else ""),
+        title=_title(plan),
         target=plan.target,
         graph_name=plan.graph_name,
         inductor_name=plan.inductor_name,
@@ -115,6 +123,7 @@ def render(plan: ModulePlan) -> str:
         arguments_origin=plan.arguments_origin,
         reference_code=plan.reference_code,
         unchecked=pprint.pformat(dict(plan.unchecked), sort_dicts=True, width=100),
+        matmul=", ".join(f"{k}={v}" for k, v in plan.matmul) + f", dtype={plan.matmul_dtype}" if plan.matmul else "",
     )
     compile(source, plan.module_path, "exec")
     return source
@@ -145,6 +154,8 @@ def libdevice_calls(module_sources) -> set[str]:
     for source in module_sources:
         region = kernel_region(source)
         called.update(re.findall(r"\blibdevice\.(\w+)\(", region))
+        if re.search(r"\btl\.dot\(", region):
+            called.add("dot")
         if "triton_helpers." in region:
             called.update(helpers_libdevice(helpers_called(region)) if _HARNESS_HELPERS.search(source) else HELPERS_LIBDEVICE)
     return called

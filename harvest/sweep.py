@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from harvest.errors import HarvestError
 from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
-from harvest.module_file import ModuleFile
+from harvest.module_file import ModuleFile, TensorArg
 
 # Inductor's largest block per axis (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_/R1_ without
 # multi-kernel's x16): a sweep never goes past what Inductor would generate itself.
@@ -34,6 +34,21 @@ LOOPED_NUM_STAGES = (1, 2, 3, 4)
 # kernel's own config is bigger: beyond this the registers spill and compile time climbs for nothing.
 MAX_BLOCK_ELEMENTS = 8192
 DEFAULT_LIMIT = 64
+# A matmul template's tiles: BLOCK_M/BLOCK_N/BLOCK_K powers of two in these ranges, GROUP_M as compiled, warps and
+# software-pipeline stages as Inductor's mm configs use them, within the shared memory of one SM (Hopper: 227 KiB
+# per block) for the A and B tiles of every stage.
+TEMPLATE_TILES = {"BLOCK_M": (16, 256), "BLOCK_N": (16, 256), "BLOCK_K": (16, 256)}
+TEMPLATE_WARPS = (2, 4, 8)
+TEMPLATE_STAGES = (2, 3, 4, 5)
+SHARED_MEMORY = 227 * 1024
+# Inductor's own mm configs (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps): the list its mm template autotunes
+# over by default on CUDA (torch/_inductor/template_heuristics, torch 2.6-2.11), always tried first.
+INDUCTOR_MM_CONFIGS = (
+    (32, 32, 16, 1, 2), (32, 32, 128, 2, 4), (32, 64, 32, 5, 8), (64, 32, 32, 5, 8), (64, 32, 128, 5, 4),
+    (64, 64, 16, 2, 4), (64, 64, 32, 2, 4), (64, 64, 64, 3, 8), (64, 64, 128, 5, 4), (64, 128, 32, 3, 4),
+    (64, 128, 32, 4, 8), (64, 128, 64, 3, 4), (64, 128, 128, 4, 4), (128, 64, 32, 3, 4), (128, 64, 32, 4, 8),
+    (128, 128, 32, 2, 8), (128, 128, 32, 3, 4), (128, 128, 64, 3, 4), (128, 128, 64, 5, 8),
+)
 
 
 class SweepError(HarvestError):
@@ -60,6 +75,7 @@ class SweepSpace:
     fixed_elements: int  # elements per program that are not swept (a persistent reduction's row block)
     max_elements: int
     notes: tuple[str, ...] = ()
+    tile_bytes: int = 0  # a matmul template's bytes per operand element: its configs are tiles that fit in shared memory
 
 
 def axis_of(inductor_block: str) -> str | None:
@@ -100,8 +116,48 @@ def _hint(kernel: Kernel, axis: str) -> int | None:
     return int(hint) if hint else None
 
 
+def template_space(kernel: Kernel, module: ModuleFile) -> SweepSpace:
+    """A matmul template's space: its tiles (BLOCK_M, BLOCK_N, BLOCK_K), warps and stages; GROUP_M as compiled."""
+    config = dict(module.config)
+    missing = [tile for tile in TEMPLATE_TILES if tile not in config]
+    if missing:
+        raise SweepError(f"{kernel.name}: a template whose CONFIG has no {', '.join(missing)} (its tiles are fixed in "
+                         "the kernel body: a persistent or TMA template, or a module from an older harvest)")
+    operand = next((a for a in module.arguments.values() if isinstance(a, TensorArg)), None)
+    size = 4 if operand is not None and operand.dtype in ("float32", "int32") else 2
+    blocks = tuple(BlockParam(tile, tile, tile[-1].lower(), min(low, int(config[tile])), max(high, int(config[tile])))
+                   for tile, (low, high) in TEMPLATE_TILES.items())
+    return SweepSpace(
+        blocks=blocks, num_warps=TEMPLATE_WARPS, num_stages=TEMPLATE_STAGES, config=config, fixed_elements=1,
+        max_elements=0, tile_bytes=size,
+        notes=(f"GROUP_M kept at {config.get('GROUP_M')}; tiles whose A and B stages fit in {SHARED_MEMORY // 1024} KiB "
+               "of shared memory, Inductor's own mm configs first",),
+    )
+
+
+def _template_configs(space: SweepSpace, limit: int) -> list[dict]:
+    chosen = dict(space.config)
+
+    def fits(m: int, n: int, k: int, stages: int) -> bool:
+        return (m * k + k * n) * space.tile_bytes * stages <= SHARED_MEMORY
+
+    configs = [dict(chosen, BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, num_stages=s, num_warps=w)
+               for m, n, k, s, w in INDUCTOR_MM_CONFIGS if fits(m, n, k, s)]
+    ranges = [_powers_of_two(b.low, b.high) for b in space.blocks]
+    around = []
+    for (m, n, k), warps, stages in itertools.product(itertools.product(*ranges), space.num_warps, space.num_stages):
+        config = dict(chosen, BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, num_warps=warps, num_stages=stages)
+        if fits(m, n, k, stages) and m * n >= 32 * warps and config not in configs:
+            around.append(config)
+    around.sort(key=lambda c: _distance(c, chosen, space))
+    configs = [c for c in configs if c != chosen]
+    return [chosen, *configs, *around][:max(limit, 1)]
+
+
 def sweep_space(kernel: Kernel, module: ModuleFile) -> SweepSpace:
     """What can be swept for this kernel: block sizes the module's CONFIG sets, warps, stages; with their limits."""
+    if kernel.kind == "template":
+        return template_space(kernel, module)
     config = dict(module.config)
     names = block_names(kernel, module)
     persistent = kernel.kind == "persistent_reduction" or kernel.heuristic == "persistent_reduction"
@@ -159,8 +215,11 @@ def sweep_configs(space: SweepSpace, limit: int = DEFAULT_LIMIT) -> list[dict]:
 
     A config's keys are the module's CONFIG keys (other constexprs keep their CONFIG values). Skipped: programs of
     more than max_elements elements, and programs with fewer elements than threads (32 x num_warps). The kernel's
-    own config is always kept, whatever the rules say.
+    own config is always kept, whatever the rules say. A matmul template's: its own, Inductor's mm configs, then
+    the tiles nearest to its own.
     """
+    if space.tile_bytes:
+        return _template_configs(space, limit)
     chosen = dict(space.config)
     ranges = [_powers_of_two(b.low, b.high) for b in space.blocks]
     configs = []

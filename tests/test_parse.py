@@ -723,7 +723,7 @@ def test_odd_kernels_get_a_reason_not_an_exception() -> None:
     assert [k.kind for k in graph.kernels] == ["template", "user", "foreach", "pointwise", "pointwise"]
     assert kernels["triton_tem_fused_mm_0"].standalone_reason is None  # a template becomes a module (issue 21)
     assert kernels["triton_tem_fused_mm_0"].heuristic_args == {"num_stages": 3, "num_warps": 4}
-    assert kernels["add_kernel_0"].standalone_reason.startswith("user-defined Triton kernel")
+    assert kernels["add_kernel_0"].standalone_reason is None  # a user-written kernel: a module with the user's name
     assert kernels["triton_for_fused_0"].standalone_reason is None  # so does a foreach kernel
     assert kernels["triton_poi_fused_1"].standalone_reason == "could not read decorator: triton_meta is not a literal"
     assert kernels["triton_poi_fused_2"].standalone_reason.startswith("could not read kernel source")

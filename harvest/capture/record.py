@@ -187,10 +187,14 @@ class LaunchRecorder:
 
 def _param_names(tuner: Any, count: int) -> list[str]:
     """Names of the positional arguments run() gets: the signature less the config's block sizes, then extra
-    launcher args (Inductor passes everything else, compile-time constants such as `xnumel = 1` included)."""
-    signature = (getattr(tuner, "triton_meta", None) or {}).get("signature", {})
+    launcher args (Inductor passes everything else, compile-time constants such as `xnumel = 1` included; a
+    user-written kernel's launch passes none of its constexprs)."""
+    triton_meta = getattr(tuner, "triton_meta", None) or {}
+    signature = triton_meta.get("signature", {})
     config = _config_json(tuner)
     blocks = set(config["kwargs"]) if config else set()
+    if getattr(tuner, "custom_kernel", False):  # a user's kernel: its constexprs are compile-time constants, not passed
+        blocks |= {str(p) for p, kind in signature.items() if kind == "constexpr"}
     names = [str(p) for p in signature if str(p) not in blocks]
     names += list((getattr(tuner, "inductor_meta", None) or {}).get("extra_launcher_args", ()))
     if len(names) < count:

@@ -105,6 +105,7 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
         heuristic=heuristic,
         heuristic_args=kwargs,
         standalone_reason=reason,
+        jit_name=fn.name.value if fn.name.value != name else "",
     )
     return kernel, runtime
 

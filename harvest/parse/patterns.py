@@ -63,9 +63,7 @@ KIND_BY_PREFIX: dict[str, KernelKind] = {
     "triton_for": "foreach",
     "triton_spl": "split_scan",
 }
-REASON_BY_KIND: dict[str, str] = {
-    "user": "user-defined Triton kernel (already standalone in the user's code)",
-}
+REASON_BY_KIND: dict[str, str] = {}
 SIZE_HINT_PREFIXES = "zyx"
 
 # -- tensor meta in comments -----------------------------------------------------------------------------------------

@@ -143,9 +143,16 @@ def _partial_of(fragment: _Fragment, meta: TensorMeta | None, family: str | None
     for name in _reductions(fragment, family):
         node = fragment.ops[name].meta
         dims = _split_dims(meta.shape, node.shape)
-        if dims is not None and _norm_dtype(node.dtype) == _norm_dtype(meta.dtype):
+        if dims is not None and _partial_dtype(meta.dtype, node.dtype):
             found[name] = dims
     return found
+
+
+def _partial_dtype(partial: str, whole: str) -> bool:
+    """Whether a split reduction of dtype `whole` keeps its partials in `partial`: its own dtype, or float32 for a
+    bfloat16 or float16 one (Inductor accumulates those in float32, and rounds once, in the second stage)."""
+    partial, whole = _norm_dtype(partial), _norm_dtype(whole)
+    return partial == whole or (partial == "float32" and whole in ("bfloat16", "float16"))
 
 
 def _reduction_terms(fragment: _Fragment, name: str) -> int | None:

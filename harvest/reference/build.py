@@ -299,6 +299,10 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
     """
     access: _Access | None = None
     fallback = ""
+    if kernel.kind == "user":  # what it stores, read from its body: a user's names say nothing
+        outputs = _outputs_of(kernel, _scan_kernel(kernel))
+        reason = "a user-written Triton kernel: no graph ops to compute it from (the record compares it)"
+        return Reference("def reference():\n    return {}\n", (), (), tuple((p, reason) for p in outputs), ())
     if recorded_graph and not recorded_graph.get("error"):
         try:
             access = _scan_kernel(kernel)

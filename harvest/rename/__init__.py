@@ -44,11 +44,14 @@ def build_context(kernel: Kernel, launch: Launch | None, graph: Graph | None, ke
 
 
 def kernel_names(graph: Graph) -> dict[str, str]:
-    """Inductor kernel name -> readable name (`layer_norm_fwd_kernel`, `add_kernel_1`), unique within the graph."""
+    """Inductor kernel name -> readable name (`layer_norm_fwd_kernel`, `add_kernel_1`), unique within the graph; a
+    user-written kernel keeps its own (`scaled_relu_kernel` for Inductor's `scaled_relu_kernel_0`)."""
     names: dict[str, str] = {}
     taken: dict[str, int] = {}
     for kernel in graph.kernels:
-        base = readable_kernel_name(kernel.name, kernel.comment.aten_ops, kernel.comment.source_nodes)
+        # a user's kernel keeps the name they gave it
+        base = kernel.jit_name or kernel.name if kernel.kind == "user" else \
+            readable_kernel_name(kernel.name, kernel.comment.aten_ops, kernel.comment.source_nodes)
         count = taken.get(base, 0)
         taken[base] = count + 1
         names[kernel.name] = base if count == 0 else f"{base}_{count}"

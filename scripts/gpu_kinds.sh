@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# On the GPU (device tool, `carry: [".whl"]`), one call of < 10 minutes: issue 21's kernel kinds on the H200.
+#   bash scripts/gpu_kinds.sh capture   the max-autotune MLP timed bare and under harvest (py-spy dumps of the
+#                                       capture child while it runs), then the kind targets through
+#                                       scripts/model_matrix.py (every module's --check); raw captures under $OUT
+#   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
+#                                       matrix beside it), every module checked, the template modules' --bench,
+#                                       `harvest bench` of the extraction and a --sweep of one template
+# Each step has its own time limit so that the call ends inside the device's, and everything is written to $OUT
+# as it is made.
+set -u
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200 PATH=/tmp/site/bin:$PATH
+OUT=${OUT:-/tmp/out}
+X=/tmp/x
+mkdir -p "$OUT" "$X"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+raw_back() {  # an extraction's raw capture (without the recorded data) back to this machine
+  [ -d "$X/$1/raw" ] && tar czf "$OUT/$1-raw.tgz" -C "$X/$1" --exclude records raw manifest.json && echo "raw of $1: $(du -k "$OUT/$1-raw.tgz" | cut -f1) KiB"
+}
+MLP=${MLP:-examples/models/autotune_mlp.py}
+if [ "${1:-capture}" = capture ]; then
+  cache=$(mktemp -d)
+  /usr/bin/time -f "bare run: %e s" env TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 TORCHINDUCTOR_CACHE_DIR=$cache TRITON_CACHE_DIR=$cache/t \
+    timeout ${BARE_S:-120} python3 "$MLP" > "$OUT/bare.log" 2>&1; echo "bare rc=$? ($(elapsed) s)"; tail -2 "$OUT/bare.log"
+  ( timeout ${MLP_S:-200} python3 -m harvest extract "$MLP" -o "$X/autotune_mlp" --device cuda --force > "$OUT/mlp_extract.log" 2>&1
+    echo "harvest extract autotune_mlp rc=$? ($(elapsed) s)" ) &
+  began=$(date +%s)
+  for t in 45 90 140 190; do
+    while [ $(( $(date +%s) - began )) -lt $t ] && kill -0 $! 2>/dev/null; do sleep 2; done
+    kill -0 $! 2>/dev/null || break
+    pid=$(pgrep -f harvest.capture.bootstrap | head -1)
+    [ -n "$pid" ] && py-spy dump --pid "$pid" > "$OUT/spy_$t.txt" 2>&1 && echo "py-spy at $(elapsed) s: $(grep -c . "$OUT/spy_$t.txt") lines"
+  done
+  wait
+  tail -4 "$OUT/mlp_extract.log"; raw_back autotune_mlp
+  targets=${TARGETS:-"examples/models/user_kernel.py examples/models/scans.py examples/models/encoder_norm_first.py"}
+  TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${MATRIX_S:-220} python3 scripts/model_matrix.py --device cuda --out "$X" --jobs 4 \
+    --timeout 180 --no-plain $targets > "$OUT/matrix.log" 2>&1
+  echo "matrix rc=$? ($(elapsed) s)"
+  cp "$X/matrix.md" "$X/matrix.json" "$OUT/" 2>/dev/null; tail -12 "$OUT/matrix.log"
+  for t in $targets; do raw_back "$(basename "$t" .py)"; done
+  echo "all done at $(elapsed) s"
+  exit 0
+fi
+if [ "$1" = templates ]; then
+  ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${MATRIX_S:-230} python3 scripts/model_matrix.py --device cuda --out "$X" --jobs 2 \
+      --timeout 200 --no-plain ${TARGETS:-examples/models/user_kernel.py examples/models/encoder_norm_first.py} > "$OUT/matrix.log" 2>&1
+    echo "matrix rc=$? ($(elapsed) s)"; cp "$X/matrix.md" "$X/matrix.json" "$OUT/" 2>/dev/null; tail -8 "$OUT/matrix.log" ) &
+  timeout ${MLP_S:-220} python3 -m harvest extract "$MLP" -o "$X/autotune_mlp" --device cuda --force > "$OUT/mlp_extract.log" 2>&1
+  echo "harvest extract autotune_mlp rc=$? ($(elapsed) s)"
+  wait
+  for n in autotune_mlp user_kernel encoder_norm_first; do raw_back $n; done
+  for m in "$X"/autotune_mlp/g*/*.py; do
+    timeout 60 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(tail -1 "$OUT/check.txt")"
+  done
+  templates=$(cd "$X" && grep -l "^MATMUL = " autotune_mlp/g*/*.py)
+  for m in $templates; do timeout 90 python3 "$X/$m" --bench --json "$OUT/$(basename "$m" .py).bench.json" 2>&1 | tee -a "$OUT/template_bench.txt" | tail -7; done
+  echo "module benches done ($(elapsed) s)"
+  timeout ${BENCH_S:-150} python3 -m harvest bench "$X/autotune_mlp" -o "$OUT/bench" > "$OUT/bench.log" 2>&1; echo "harvest bench rc=$? ($(elapsed) s)"
+  tail -20 "$OUT/bench.log"
+  timeout ${SWEEP_S:-150} python3 -m harvest bench "$X/autotune_mlp" -k addmm_kernel --sweep --sweep-max ${SWEEP_MAX:-24} -o "$OUT/sweep" > "$OUT/sweep.log" 2>&1
+  echo "sweep rc=$? ($(elapsed) s)"; tail -30 "$OUT/sweep.log"
+  echo "all done at $(elapsed) s"
+fi
