@@ -213,6 +213,26 @@ def graph_permission(manifest: dict, graph: dict, extraction: Path, run_artifact
     return ""
 
 
+def recorded_launches(extraction: Path) -> dict[tuple[str, str], dict]:
+    """(graph, Inductor kernel) -> its recorded launch, from raw/capture.json (read as JSON data; {} without one)."""
+    path = extraction / "raw" / "capture.json"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {(g.get("name"), name): launch for g in record.get("graphs", []) if isinstance(g, dict)
+            for name, launch in (g.get("recorded") or {}).items() if isinstance(launch, dict)}
+
+
+def inductor_arguments(launch: dict | None) -> list[dict] | None:
+    """The positional arguments Inductor's own kernel object takes, as the run recorded them: {"tensor": True} for
+    each tensor (the module's tensors, in order: renaming keeps the order) and {"value": v} for each scalar, the
+    sizes the module's kernel fixes in its body and a FixedGrid's grid values included."""
+    if not launch or not isinstance(launch.get("args"), list):
+        return None
+    return [{"tensor": True} if "tensor" in a else {"value": a.get("value")} for a in launch["args"] if isinstance(a, dict)]
+
+
 def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: bool, run_artifact: bool, check_only: bool,
               out_dir: Path, graph_iterations: int = 20, sweep_rep_ms: float = 30.0) -> tuple[dict, dict[str, str]]:
     """The child's plan (JSON-ready), and per kernel id the reason it is not benched (not standalone, ...)."""
@@ -223,6 +243,7 @@ def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: boo
     extraction = selection.extraction
     graphs: dict[str, dict] = {}
     jobs, skipped = [], {}
+    recorded = recorded_launches(extraction)
     for index, (graph, kernel) in enumerate(selection.kernels):
         if graph["name"] not in graphs:
             reason = graph_permission(selection.manifest, graph, extraction, run_artifact)
@@ -246,6 +267,7 @@ def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: boo
             "module": str(extraction / kernel["module"]),
             "label": f"{graph['name']}/{kernel['display_name']}",
             "grid": (kernel.get("recorded") or {}).get("grid"),
+            "inductor_args": inductor_arguments(recorded.get((graph["name"], kernel["name"]))),
             "sweep": None,
         }
         if sweep:

@@ -236,7 +236,7 @@ def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -
         entry["bench"] = module.bench(device, copy_gbps=results.data["copy_gbps"], inputs=inputs)
 
     tuner = getattr(graph_module, job["inductor"], None) if graph_module is not None else None
-    launch_alone = alone(tuner, args, job.get("grid")) if tuner is not None else None
+    launch_alone = alone(tuner, args, job.get("grid"), job.get("inductor_args")) if tuner is not None else None
 
     def profiled() -> None:
         """The profiler's device times of the extracted kernel and (when there is one) Inductor's kernel alone, in

@@ -112,11 +112,16 @@ def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict]:
     return inputs, kernels
 
 
-def alone(tuner, args: dict, grid: list | None):
-    """Launch Inductor's own kernel object on the module's arguments (their order is the kernel's)."""
+def alone(tuner, args: dict, grid: list | None, recorded: list[dict] | None = None):
+    """Launch Inductor's own kernel object on the module's arguments. Its positional arguments are the run's
+    (`recorded`: bench.inductor_arguments) with the module's tensors in their places, in order: Inductor's kernel
+    also takes the sizes the module's kernel fixes in its body, and a FixedGrid's grid values."""
     import torch
 
     values = list(args.values())
+    if recorded:
+        tensors = iter(v for v in values if isinstance(v, torch.Tensor))
+        values = [next(tensors, None) if a.get("tensor") else a.get("value") for a in recorded]
     stream = torch.cuda.current_stream().cuda_stream
     if "grid" in inspect.signature(tuner.run).parameters:  # torch < 2.7 passed the grid at each launch
         return lambda: tuner.run(*values, grid=tuple(grid or (1,)), stream=stream)

@@ -3,6 +3,10 @@
 #   bash scripts/gpu_kinds.sh capture   the max-autotune MLP timed bare and under harvest (py-spy dumps of the
 #                                       capture child while it runs), then the kind targets through
 #                                       scripts/model_matrix.py (every module's --check); raw captures under $OUT
+#   bash scripts/gpu_kinds.sh again     scans, user_kernel and encoder_norm_first through the matrix beside the autotune
+#                                       MLP's extraction, then `harvest bench` of the MLP; one tarball of the results
+#   bash scripts/gpu_kinds.sh last      user_kernel and encoder_norm_first through the matrix, scans extracted and its
+#                                       modules checked beside them; one tarball
 #   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
 #                                       matrix beside it), every module checked, the template modules' --bench,
 #                                       `harvest bench` of the extraction and a --sweep of one template
@@ -64,4 +68,35 @@ if [ "$1" = templates ]; then
   timeout ${SWEEP_S:-150} python3 -m harvest bench "$X/autotune_mlp" -k addmm_kernel --sweep --sweep-max ${SWEEP_MAX:-24} -o "$OUT/sweep" > "$OUT/sweep.log" 2>&1
   echo "sweep rc=$? ($(elapsed) s)"; tail -30 "$OUT/sweep.log"
   echo "all done at $(elapsed) s"
+fi
+if [ "$1" = again ]; then
+  ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${MATRIX_S:-290} python3 scripts/model_matrix.py --device cuda --out "$X" --jobs 3 \
+      --timeout 270 --no-plain ${TARGETS:-examples/models/scans.py examples/models/user_kernel.py examples/models/encoder_norm_first.py} > "$OUT/matrix.log" 2>&1
+    echo "matrix rc=$? ($(elapsed) s)"; cp "$X/matrix.md" "$X/matrix.json" "$OUT/" 2>/dev/null; tail -8 "$OUT/matrix.log" ) &
+  matrix=$!
+  timeout ${MLP_S:-220} python3 -m harvest extract "$MLP" -o "$X/autotune_mlp" --device cuda --force > "$OUT/mlp_extract.log" 2>&1
+  echo "harvest extract autotune_mlp rc=$? ($(elapsed) s)"
+  while kill -0 $matrix 2>/dev/null && [ $(elapsed) -lt 160 ]; do sleep 2; done
+  pid=$(pgrep -f "harvest.capture.bootstrap.*scans" | head -1)
+  [ -n "$pid" ] && py-spy dump --pid "$pid" > "$OUT/spy_scans.txt" 2>&1 && echo "py-spy of the scans capture at $(elapsed) s"
+  wait
+  timeout ${BENCH_S:-150} python3 -m harvest bench "$X/autotune_mlp" -o "$OUT/bench" > "$OUT/bench.log" 2>&1; echo "harvest bench rc=$? ($(elapsed) s)"
+  grep -E "^g[0-9]|extracted ms|in graph ms|Inductor alone|ext/graph" "$OUT/bench.log" | head -40
+  (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' */raw */manifest.json */report.md) && ls -la "$OUT/extractions.tgz"
+  (cd "$OUT" && tar czf results.tgz --exclude extractions.tgz --exclude results.tgz . ) && ls -la "$OUT/results.tgz"
+  echo "all done at $(elapsed) s"
+fi
+if [ "$1" = last ]; then
+  ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${MATRIX_S:-170} python3 scripts/model_matrix.py --device cuda --out "$X" --jobs 4 \
+      --timeout 150 --no-plain examples/models/user_kernel.py examples/models/encoder_norm_first.py > "$OUT/matrix.log" 2>&1
+    echo "matrix rc=$? ($(elapsed) s)"; cp "$X/matrix.md" "$X/matrix.json" "$OUT/" 2>/dev/null; tail -6 "$OUT/matrix.log" ) &
+  timeout ${SCANS_S:-130} python3 -m harvest extract examples/models/scans.py -o "$X/scans" --device cuda --force -q > "$OUT/scans_extract.log" 2>&1
+  echo "harvest extract scans rc=$? ($(elapsed) s)"
+  for m in "$X"/scans/g*/*.py; do
+    [ -f "$m" ] || continue
+    timeout 20 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(tail -1 "$OUT/check.txt")"
+  done 2>&1 | tee "$OUT/scans_checks.txt"
+  wait
+  (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging */raw */manifest.json */report.md)
+  ls -la "$OUT/extractions.tgz"; echo "all done at $(elapsed) s"
 fi

@@ -95,6 +95,23 @@ def _top_op(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> str |
     return None
 
 
+def sums_within(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> int:
+    """How many `tl.sum` reductions a stored value is computed through, following the kernel's assignments: 1 for
+    a row total, 2 for a total of squared deviations from a mean the kernel computed first (a variance's)."""
+    count, seen, pending = 0, set(), [expr]
+    while pending:
+        node = pending.pop()
+        if node is None:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and dotted(sub.func) in ("tl.sum", "triton_helpers.sum"):
+                count += 1
+            elif isinstance(sub, ast.Name) and sub.id in assigns and sub.id not in seen:
+                seen.add(sub.id)
+                pending.append(assigns[sub.id])
+    return count
+
+
 # Triton top op -> the aten op families (or getitem tags) that can produce it.
 _OP_FAMILIES: dict[str, set[str]] = {
     "add": {"add"},

@@ -16,7 +16,7 @@ from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, 
 from harvest.ops import torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.syntax import kernel_trees
-from harvest.reference.access import _Access, _top_op
+from harvest.reference.access import _Access, _top_op, sums_within
 from harvest.reference.binding import (
     _SPLIT_REDUCTIONS,
     _split_dims,
@@ -227,14 +227,17 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: _Access, buffe
             if (target is None or param not in binding.unchecked or param not in access.stored or not of_this(buffer)
                     or meta is None or _top_op(access.last_store.get(param), access.assigns) != "sum"):
                 continue
-            whole = fragment.placeholders[target].meta
+            # (a total of squares of x less a mean the kernel summed first is the variance's, even where the
+            # kernel reads no mean: a layer norm that one kernel computes whole, its mean then its variance)
+            stored = var if var is not None and sums_within(access.last_store.get(param), access.assigns) > 1 else target
+            whole = fragment.placeholders[stored].meta
             dims = _split_dims(meta.shape, whole.shape)
             if dims is not None:
-                binding.outputs[param] = target
-                binding.partial_outputs[param] = _Split("sum", dims, terms, scale_of(target))
+                binding.outputs[param] = stored
+                binding.partial_outputs[param] = _Split("sum", dims, terms, scale_of(stored))
                 del binding.unchecked[param]
             elif _numel(meta.shape) == _numel(whole.shape):  # not split: the whole sum, divided by the next kernel
-                binding.outputs[param] = _total(fragment, target, scale_of(target))
+                binding.outputs[param] = _total(fragment, stored, scale_of(stored))
                 del binding.unchecked[param]
         # A Welford reduction's m2 and weight, stored whole: var * (n - correction) and n. Stored split (a split
         # Welford's first stage: each chunk's mean, m2 and weight), the three are checked together: check()

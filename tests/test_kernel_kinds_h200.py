@@ -1,0 +1,190 @@
+"""Kernel kinds that only a GPU writes, replayed on this CPU from H200 captures (torch 2.11, triton 3.6; their raw/
+in tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/recorded, the launch data left out):
+
+- autotune_mlp: max-autotune's matmul templates (bias, ReLU's backward fused in), whose tile sizes harvest lifts
+  out of the kernel body into CONFIG, with the tile grid following them; and the bias gradients as split sums of a
+  bfloat16 tensor, whose partials Inductor keeps in float32;
+- user_kernel: a user-written @triton.jit kernel launched inside the compiled graph, kept as its user wrote it;
+- encoder_norm_first: a pre-norm encoder layer whose dropout-add kernel computes a layer norm's mean and then the
+  total of squared deviations, which it stores (the variance's total, not the mean's).
+
+The H200's own --check of these modules against their records is in docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check
+
+from harvest.bench import inductor_arguments, recorded_launches
+from harvest.module_file import read_module_file
+from harvest.parse import parse_output_code
+from harvest.sweep import INDUCTOR_MM_CONFIGS, SHARED_MEMORY, sweep_configs, sweep_space
+
+RECORDED = CUDA_FIXTURES / "recorded"
+MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first")
+TILES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
+    found = {}
+    for model in MODELS:
+        source = tmp_path_factory.mktemp(model) / model
+        shutil.copytree(RECORDED / model, source)
+        out = source.parent / "out"
+        done = harvest("extract", str(source), "-o", str(out), "-q", cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        found[model] = (json.loads((out / "manifest.json").read_text()), out)
+    return found
+
+
+def module_text(out: Path, manifest: dict, inductor_name: str) -> tuple[Path, str]:
+    kernel = next(k for k in kernels(manifest) if k["name"] == inductor_name)
+    path = out / kernel["module"]
+    return path, path.read_text()
+
+
+def test_every_kernel_of_the_mlp_and_the_encoder_has_a_full_reference(replayed):
+    for model, count in (("autotune_mlp", 8), ("encoder_norm_first", 24)):
+        manifest, _ = replayed[model]
+        assert manifest["references"] == {"full": count, "partial": 0, "none": 0, "from_recorded_graph": count}
+
+
+def test_a_template_module_takes_its_tiles_from_config_and_its_grid_follows_them(replayed):
+    manifest, out = replayed["autotune_mlp"]
+    templates = [k for k in kernels(manifest) if k["kind"] == "template"]
+    assert [k["name"] for k in templates] == [
+        "triton_tem_fused_addmm_t_0", "triton_tem_fused_addmm_t_2", "triton_tem_fused_mm_t_threshold_backward_0"]
+    for kernel in templates:
+        text = (out / kernel["module"]).read_text()
+        module = read_module_file(text, kernel["module"])
+        assert list(module.config)[:4] == list(TILES) and set(TILES) <= set(module.constexprs)
+        assert not re.search(r"^\s+BLOCK_[MNK] : tl\.constexpr = \d+", module.region, re.M)  # not in the body any more
+        sizes = dict(re.findall(r"^\s+([MNK]) = (\d+)$", module.region, re.M))
+        assert f"EVEN_K : tl.constexpr = {sizes['K']} % BLOCK_K == 0" in module.region
+        assert (f'grid = (triton.cdiv({sizes["M"]}, config["BLOCK_M"]) * triton.cdiv({sizes["N"]}, config["BLOCK_N"]), 1, 1)'
+                in text)
+        assert f"MATMUL = dict(M={sizes['M']}, N={sizes['N']}, K={sizes['K']}, dtype=torch.bfloat16)" in text
+        # the grid of the tiles it was compiled with is the grid the H200 launched
+        programs = -(-int(sizes["M"]) // module.config["BLOCK_M"]) * -(-int(sizes["N"]) // module.config["BLOCK_N"])
+        assert kernel["recorded"]["grid"] == [programs, 1, 1]
+        assert "the template config max-autotune picked" in text
+
+
+def test_a_bf16_template_checks_under_the_interpreter_and_after_a_tile_edit(replayed, tmp_path):
+    manifest, out = replayed["autotune_mlp"]
+    path, text = module_text(out, manifest, "triton_tem_fused_addmm_t_2")  # (2048 x 2048) @ (2048 x 512)
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out_ptr: reference: ok (1048576 values, torch.bfloat16" in done.stdout
+    # One edit of CONFIG is the whole change: other tiles, and a K-tile of 32 (EVEN_K follows it)
+    config = re.search(r"^CONFIG = (\{.*\})", text, re.M)
+    edited = dict(eval(config.group(1)), BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, num_stages=2)  # noqa: S307 (our output)
+    path.write_text(text.replace(config.group(1), repr(edited)))
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out_ptr: reference: ok (1048576 values, torch.bfloat16" in done.stdout
+
+
+@pytest.mark.parametrize("inductor_name, line", [
+    ("triton_red_fused_sum_1", "out_ptr: reference: ok (512 values, torch.float32, rtol=0.0001, atol=0.000453, partials "
+                               "sum-combined over dims [2] vs the whole reduction of 2048 values"),
+    ("triton_per_fused_sum_2", "out_ptr: reference: ok (512 values, torch.bfloat16"),
+])
+def test_a_bf16_split_sum_binds_its_float32_partials(replayed, inductor_name, line):
+    manifest, out = replayed["autotune_mlp"]
+    path, _ = module_text(out, manifest, inductor_name)
+    done = run_check(path)
+    assert done.returncode == 0 and line in done.stdout, done.stdout + done.stderr
+
+
+def test_the_variance_total_of_a_dropout_add_layer_norm_kernel(replayed):
+    manifest, out = replayed["encoder_norm_first"]
+    name = "triton_per_fused_add_native_dropout_native_layer_norm_transpose_view_6"
+    path, text = module_text(out, manifest, name)
+    # it sums x, divides by 512, then sums the squared deviations: it stores var * 512, not mean * 512
+    assert 'return {"gt_ptr": gt, "total_ptr": getitem_6_total}' in text
+    assert "getitem_6 = var_mean_1[0]" in text
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gt_ptr: reference: ok (1048576 values, torch.bool, bit for bit)" in done.stdout
+    assert "total_ptr: reference: ok (2048 values" in done.stdout
+
+
+def test_a_user_kernel_keeps_its_name_and_text_and_runs_on_its_recorded_grid(replayed):
+    manifest, out = replayed["user_kernel"]
+    kernel = next(k for k in kernels(manifest) if k["name"] == "scaled_relu_kernel_0")
+    assert (kernel["kind"], kernel["standalone_reason"], kernel["module"]) == ("user", None, "g0_inference/scaled_relu_kernel.py")
+    text = (out / kernel["module"]).read_text()
+    module = read_module_file(text, kernel["module"])
+    user_source = (ROOT / "examples/models/user_kernel.py").read_text()
+    written = user_source[user_source.index("def scaled_relu_kernel"):user_source.index("\n\n\n", user_source.index("def scaled_relu_kernel"))]
+    assert written in module.region  # as the user wrote it: name, parameters and body
+    assert dict(module.config) == {"num_warps": 4, "num_stages": 3, "BLOCK": 1024}
+    assert "    grid = (512, 1, 1)\n" in text and "the user's grid, as recorded in the run" in text
+    assert "a user-written Triton kernel: no graph ops to compute it from (the record compares" in text
+    assert list(module.arguments) == ["x_ptr", "out_ptr", "scale", "n"]
+    # on the CPU there is no record of an H200 launch and no reference: the check says nothing was compared
+    done = run_check(out / kernel["module"])
+    assert done.returncode == 1 and "out_ptr: NOT COMPARED: no record and no reference for it" in done.stdout
+
+
+def test_inductor_kernels_are_launched_alone_with_the_arguments_the_run_recorded(replayed):
+    _, out = replayed["autotune_mlp"]
+    launches = recorded_launches(out)
+    tensor = {"tensor": True}
+    # a template's FixedGrid values and a pointwise kernel's size, which the modules fix in their kernels
+    template = launches[("g0_forward", "triton_tem_fused_addmm_t_0")]
+    programs = template["grid"][0]  # (256 in this capture: the 128 x 128 tiles max-autotune picked)
+    assert inductor_arguments(template) == [tensor, tensor, tensor, tensor, {"value": programs}, {"value": 1}, {"value": 1}]
+    assert inductor_arguments(launches[("g0_forward", "triton_poi_fused_relu_1")]) == [tensor, {"value": 4194304}]
+    assert inductor_arguments(None) is None
+
+
+def test_a_template_sweep_tries_its_own_config_then_inductors_then_tiles_near_it(replayed):
+    manifest, out = replayed["autotune_mlp"]
+    kernel = next(k for k in kernels(manifest) if k["name"] == "triton_tem_fused_addmm_t_0")
+    module = read_module_file((out / kernel["module"]).read_text(), kernel["module"])
+    graph = parse_output_code((out / "raw/g0_forward/output_code.py").read_text())
+    space = sweep_space(next(k for k in graph.kernels if k.name == kernel["name"]), module)
+    configs = sweep_configs(space, 24)
+    assert len(configs) == 24 and configs[0] == dict(module.config)
+    assert len({tuple(sorted(c.items())) for c in configs}) == 24
+    for config in configs:
+        assert (config["BLOCK_M"] * config["BLOCK_K"] + config["BLOCK_K"] * config["BLOCK_N"]) * 2 * config["num_stages"] <= SHARED_MEMORY
+        assert config["GROUP_M"] == module.config["GROUP_M"]
+    tried = {(c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"], c["num_stages"], c["num_warps"]) for c in configs}
+    assert set(INDUCTOR_MM_CONFIGS) <= tried  # (all of them fit in bf16)
+
+
+BF16_DOT = '''
+import torch, triton, triton.language as tl
+from harvest.interpret_shim import install
+
+@triton.jit
+def dot(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, out_dtype=tl.float32))
+
+torch.manual_seed(0)
+a, b, c = torch.randn(16, 16).bfloat16(), torch.randn(16, 16).bfloat16(), torch.empty(16, 16)
+install()
+dot[(1,)](a, b, c)
+print("error", (c - a.float() @ b.float()).abs().max().item())
+'''
+
+
+def test_the_shim_gives_the_interpreter_a_bfloat16_dot():
+    done = subprocess.run([sys.executable, "-c", BF16_DOT], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) < 1e-4  # (triton 3.9's interpreter alone: about 1e10, bits multiplied)
