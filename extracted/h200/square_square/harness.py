@@ -313,8 +313,15 @@ class Kernel:
             timings["eager"] = {"error": f"{type(exc).__name__}: {exc}"}
         if copy_gbps is None:
             copy_gbps = copy_bandwidth(flush, device)
+        flops = peak = None
+        matmul = self.namespace.get("MATMUL")
+        if matmul:  # a matmul template: cuBLAS at the same size and dtype, and the peak of that dtype, now
+            m, n, k, dtype = matmul["M"], matmul["N"], matmul["K"], matmul["dtype"]
+            a, b = torch.randn(m, k, device=device).to(dtype), torch.randn(k, n, device=device).to(dtype)
+            timings["torch.mm"] = time_gpu(lambda: torch.mm(a, b), flush)
+            flops, peak = 2 * m * n * k, matmul_peak(flush, dtype, device)
         kernel_name = os.path.splitext(os.path.basename(self.namespace["__file__"]))[0]
-        return bench_result(kernel_name, device, inputs, self.bytes_moved(), timings, copy_gbps)
+        return bench_result(kernel_name, device, inputs, self.bytes_moved(), timings, copy_gbps, flops, peak)
 
 
 NEEDS_GPU = 9  # the exit code when a GPU is needed and there is none (harvest's own code for it)
@@ -460,6 +467,15 @@ def copy_bandwidth(flush, device="cuda"):
     return 2 * nbytes / (timing["median_ms"] * 1e6)
 
 
+def matmul_peak(flush, dtype, device="cuda", n=8192):
+    """The device's matmul throughput for `dtype` in TFLOP/s, measured now: cuBLAS (torch.mm) on two n x n
+    matrices, timed like the kernels. The yardstick of a matmul template's TFLOP/s, as the copy is of GB/s."""
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
+    timing = time_gpu(lambda: torch.mm(a, b), flush, rep_ms=50.0, min_reps=5)
+    return 2 * n**3 / (timing["median_ms"] * 1e9)
+
+
 def _view_bytes(shape, stride, dtype):
     """Distinct bytes a view covers: a broadcast (stride 0) dimension counts once."""
     if any(size == 0 for size in shape):
@@ -490,12 +506,17 @@ def bytes_moved(tensors, storage_of, storages, outputs):
     return sum(_view_bytes(v[1], v[2], v[4]) for v in reads) + sum(_view_bytes(v[1], v[2], v[4]) for v in writes)
 
 
-def bench_result(kernel, device, inputs, moved, timings, copy_gbps):
-    """The JSON-ready result of one module's --bench: timings gain GB/s and % of the copy bandwidth."""
+def bench_result(kernel, device, inputs, moved, timings, copy_gbps, flops=None, peak_tflops=None):
+    """The JSON-ready result of one module's --bench: timings gain GB/s and % of the copy bandwidth, and for a
+    matmul (flops: its 2*M*N*K) TFLOP/s and % of the matmul peak measured in the same run."""
     for timing in timings.values():
         if "median_ms" in timing:
             timing["gbps"] = moved / (timing["median_ms"] * 1e6) if moved else None
             timing["pct_copy"] = 100 * timing["gbps"] / copy_gbps if moved and copy_gbps else None
+            if flops:
+                timing["tflops"] = flops / (timing["median_ms"] * 1e9)
+                timing["pct_peak"] = 100 * timing["tflops"] / peak_tflops if peak_tflops else None
+    matmul = {"flops": flops, "peak_tflops": peak_tflops} if flops else {}
     return {
         "schema": BENCH_JSON_SCHEMA,
         "kernel": kernel,
@@ -504,6 +525,7 @@ def bench_result(kernel, device, inputs, moved, timings, copy_gbps):
         "inputs": inputs,
         "bytes_moved": moved,
         "copy_gbps": copy_gbps,
+        **matmul,
         "timings": timings,
     }
 
@@ -512,13 +534,20 @@ def print_bench(result):
     """The result as the small table the module's --bench prints."""
     print(f"{result['kernel']} on {result['device']}, {result['inputs']} inputs, {result['bytes_moved'] / 1e6:.1f} MB moved; "
           f"device copy bandwidth measured now: {result['copy_gbps']:.0f} GB/s")
-    print(f"{'':16s} {'median ms':>10s} {'p20':>9s} {'p80':>9s} {'GB/s':>8s} {'% copy':>7s} {'reps':>5s}  first call (compile + launch)")
+    matmul = bool(result.get("flops"))
+    if matmul:
+        print(f"a matmul of {result['flops'] / 1e9:.2f} GFLOP per launch; cuBLAS peak measured now (8192^3): "
+              f"{result['peak_tflops']:.0f} TFLOP/s" if result.get("peak_tflops") else "")
+    extra = f" {'TFLOP/s':>8s} {'% peak':>7s}" if matmul else ""
+    print(f"{'':16s} {'median ms':>10s} {'p20':>9s} {'p80':>9s} {'GB/s':>8s} {'% copy':>7s}{extra} {'reps':>5s}  first call (compile + launch)")
     for label, t in result["timings"].items():
         if "median_ms" not in t:
             print(f"{label:16s} not timed: {t.get('error', 'unknown reason')}")
             continue
         gbps = f"{t['gbps']:8.1f}" if t.get("gbps") else f"{'-':>8s}"
         pct = f"{t['pct_copy']:6.1f}%" if t.get("pct_copy") else f"{'-':>7s}"
+        if matmul:
+            pct += f" {t['tflops']:8.1f}" + (f" {t['pct_peak']:6.1f}%" if t.get("pct_peak") else f" {'-':>7s}")
         print(f"{label:16s} {t['median_ms']:10.4f} {t['p20_ms']:9.4f} {t['p80_ms']:9.4f} {gbps} {pct} {t['reps']:5d}  {t['first_call_ms']:.1f} ms")
     print("(CUDA events after a warm-up, L2 flushed before each repetition; median and p20/p80 over the repetitions)")
 # <<< timing
