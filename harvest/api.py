@@ -42,7 +42,8 @@ from harvest.errors import (
 from harvest.fusion import GraphFusion, KernelFusion, graph_fusion
 from harvest.manifest import KernelOutcome, extraction_json, generated_files_json, graph_json, kernel_json
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, Launch
-from harvest.module_plan import ModuleContext, RenderError, plan_module
+from harvest.module_arguments import runtime_params
+from harvest.module_plan import ModuleContext, ModulePlan, RenderError, plan_module
 from harvest.parse import parse_output_code
 from harvest.prewarm import start_prewarm
 from harvest.reference import build_reference, reference_json
@@ -456,9 +457,9 @@ def finish_graph(plan: GraphPlan, capture: Capture, rendered: list[Rendered],
     outcomes = []
     for outcome in plan.planned:
         if outcome.standalone_reason is None:
-            (_, _, _, path, _), (source, reference, reason) = next(made_by_job)
-            outcome = (replace(outcome, module=path, source=source, reference=reference) if source is not None
-                       else replace(outcome, standalone_reason=reason))
+            (_, _, _, path, _), (source, reference, launch_params, reason) = next(made_by_job)
+            outcome = (replace(outcome, module=path, source=source, reference=reference, launch_params=launch_params)
+                       if source is not None else replace(outcome, standalone_reason=reason))
         outcomes.append(outcome)
     made = [outcome for outcome in outcomes if outcome.source is not None]
     graph, captured = plan.graph, plan.captured
@@ -485,7 +486,7 @@ _RENDER_CONTEXT: tuple | None = None
 
 
 # A rendered module: (source, its reference's summary for the manifest, None) or (None, None, why not).
-Rendered = tuple[str | None, dict | None, str | None]
+Rendered = tuple[str | None, dict | None, tuple[tuple[str, str | None], ...], str | None]
 
 
 def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJob]]) -> list[Rendered]:
@@ -520,17 +521,17 @@ def _render_job(index: int) -> Rendered:
     try:
         return *build_module(plan.captured, capture, plan.graph, kernel, launch, display_name, names, path, fusion), None
     except (RenderError, SyntaxError) as exc:
-        return None, None, f"could not render: {exc}"
+        return None, None, (), f"could not render: {exc}"
     except Exception as exc:  # a bug on one odd kernel must not cost the user every other kernel
-        return None, None, f"internal error while rendering ({type(exc).__name__}: {exc}); please report it"
+        return None, None, (), f"internal error while rendering ({type(exc).__name__}: {exc}); please report it"
 
 
 def build_module(
     captured: CapturedGraph, capture: Capture, graph: Graph, kernel: Kernel, launch: Launch, display_name: str, names: str,
     path: str, fusion: KernelFusion,
-) -> tuple[str, dict]:
-    """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source, and
-    its reference's summary for the manifest."""
+) -> tuple[str, dict, tuple[tuple[str, str | None], ...]]:
+    """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source, its
+    reference's summary for the manifest, and how Inductor's launch arguments map to the module's (`harvest run`)."""
     if names == "readable" and kernel.kind != "user":
         code = rename_kernel(kernel.source, build_context(kernel, launch, graph, display_name))
     else:  # Inductor's names kept, or a user's kernel as they wrote it
@@ -550,7 +551,15 @@ def build_module(
         winner=captured.winners.get(kernel.name),
         recorded=captured.recorded.get(kernel.name),
     )
-    return render(plan_module(context)), reference_json(reference, dict(code.params))
+    plan = plan_module(context)
+    return render(plan), reference_json(reference, dict(code.params)), launch_params(kernel, plan)
+
+
+def launch_params(kernel: Kernel, plan: ModulePlan) -> tuple[tuple[str, str | None], ...]:
+    """Each positional parameter of Inductor's launch, in its order, and the module's launch() parameter it is (None:
+    a size the module's kernel fixes in its body)."""
+    mine = {a.inductor_param: a.param for a in plan.arguments}
+    return tuple((p, mine.get(p)) for p in runtime_params(kernel))
 
 
 def _check_artifact_device(capture: Capture, device: str) -> None:

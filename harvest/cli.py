@@ -74,6 +74,20 @@ INTERNAL_ERROR = 70  # EX_SOFTWARE
 EXIT_TEXT = f"exit codes: 0 ok, {exit_codes_text()}, {INTERNAL_ERROR} internal error"
 
 
+EPILOG_RUN = """\
+examples:
+  harvest run examples/square_square.py --with extracted/square_square     every edited module in place of its kernel
+  harvest run train.py --with out/train -k softmax_kernel -- --steps 1     one module, edited or not; script args after --
+  harvest run train.py --with out/train --rtol 1e-3 --atol 1e-5            tolerances of your own (default: torch.testing's)
+
+Edit a module of the extraction (its kernel, or CONFIG), then run the target with it: the target runs twice, with
+Inductor's kernels and with the edited ones, fresh caches, the same seeds; every graph's outputs (a backward's are
+the gradients) are compared. The first output that differs is named with the first kernel whose recorded outputs
+differ. Results: EXTRACTION/runs/<n>/run.md and run.json; nothing else in the extraction changes. Exit 13 when the
+results differ, 12 when an edit cannot replace its kernel (no edit, Inductor now writes another kernel there, a
+parameter that no longer maps, an edit that does not compile). On the CPU path: correctness only.
+"""
+
 EPILOG_BENCH = """\
 examples:
   harvest bench extracted/square_square                  every kernel: extracted, Inductor in its graph and alone, eager
@@ -214,6 +228,23 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="machine-readable output")
     diff.add_argument("--max-kernels", type=int, default=None, metavar="N", help="gate: fail if NEW has more than N Triton kernels in total")
     diff.add_argument("--fail-on-unfuse", action="store_true", help="gate: fail if any op stopped fusing")
+    run = commands.add_parser(
+        "run",
+        parents=[debug],
+        help="re-run the target with edited kernel modules in place of Inductor's, and check its results end to end",
+        description="Run TARGET under torch.compile twice: with Inductor's kernels, then with the edited modules of "
+        "EXTRACTION (its extraction) in their place; compare every graph output of the two runs.",
+        epilog=EPILOG_RUN + "\n" + EXIT_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("target", help="the script the extraction was made from")
+    run.add_argument("script_args", nargs="*", metavar="-- ARGS", help="arguments passed to the script (after --)")
+    run.add_argument("--with", dest="extraction", required=True, metavar="EXTRACTION", help="the extraction whose edited modules to run")
+    run.add_argument("-k", "--kernel", dest="kernels", action="append", default=[], metavar="NAME", help="run this module (name, path or Inductor's kernel name; a glob), edited or not; repeat for more (default: every edited module)")
+    run.add_argument("--rtol", type=float, default=None, help="relative tolerance of the comparison (with --atol)")
+    run.add_argument("--atol", type=float, default=None, help="absolute tolerance of the comparison (with --rtol)")
+    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="stop each run of the target that runs longer")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     bench = commands.add_parser(
         "bench",
         parents=[debug],
@@ -263,6 +294,29 @@ def run_bench(options: argparse.Namespace) -> int:
         checked = sum(len(rows) for rows in result.sweeps.values())
         print(f"swept configs that match the record: {checked - len(failed)} of {checked}")
         return 1 if failed or not checked else 0
+    return 0
+
+
+def run_with_edits(options: argparse.Namespace, script_args: list[str]) -> int:
+    from rich.console import Console
+
+    from harvest.run.command import raise_if_differ, run_with
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            console.print(f"[bold cyan]harvest[/] {message}")
+
+    result = run_with(Path(options.target), Path(options.extraction), names=options.kernels, rtol=options.rtol,
+                      atol=options.atol, args=tuple(options.script_args + script_args), timeout=options.timeout,
+                      on_progress=progress)
+    counts = {v: sum(1 for c in result.checks if c.verdict == v) for v in ("bit for bit", "within tolerance", "differs")}
+    print(f"{len(result.checks)} graph outputs compared: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    print(("results equal" if result.equal else "results DIFFER") + f"; report: {result.directory / 'run.md'}")
+    if result.device == "cpu":
+        print("CPU path: correctness only (the Triton interpreter's times are not GPU times)")
+    raise_if_differ(result)
     return 0
 
 
@@ -425,7 +479,7 @@ def run_twin(options: argparse.Namespace) -> int:
 
 def refuse_empty_paths(options: argparse.Namespace) -> None:
     """An empty path argument (an unset shell variable, say) would mean the current directory: refuse it."""
-    for name in ("target", "out", "directory", "path", "old", "new"):
+    for name in ("target", "out", "directory", "path", "old", "new", "extraction"):
         value = getattr(options, name, None)
         if isinstance(value, str) and not value.strip():
             raise UsageError(f"{name.upper()} is an empty string: give a file or a directory")
@@ -447,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_twin(options)
         if options.command == "bench":
             return run_bench(options)
+        if options.command == "run":
+            return run_with_edits(options, script_args)
         if options.command == "report":
             from harvest.report import report_command
 

@@ -78,6 +78,21 @@ class NoTritonKernelsError(HarvestError):
     exit_code = 11
 
 
+class SwapError(HarvestError):
+    """`harvest run --with`: an edited module cannot take its kernel's place (no edit, Inductor now writes another
+    kernel there, a parameter that no longer maps, an edit that does not compile)."""
+
+    exit_code = 12
+    meaning = "an edit cannot replace its kernel"
+
+
+class ResultsDiffer(HarvestError):
+    """`harvest run --with`: the model's outputs with the edited kernels differ from its outputs with Inductor's."""
+
+    exit_code = 13
+    meaning = "the model's results differ"
+
+
 class Interrupted(HarvestError):
     """Ctrl-C (SIGINT): the target was stopped; what was captured before it is kept and said so."""
 

@@ -27,6 +27,7 @@ class KernelOutcome:
     source: str | None = None
     standalone_reason: str | None = None
     reference: dict | None = None  # what the module's eager reference compares (harvest.reference.reference_json)
+    launch_params: tuple[tuple[str, str | None], ...] = ()  # Inductor's launch parameter -> the module's (None: fixed)
 
 
 def extraction_json(capture: Capture, names: str, graphs: list[dict]) -> dict:
@@ -104,6 +105,7 @@ def kernel_json(outcome: KernelOutcome, captured: CapturedGraph, capture: Captur
         "fusion": fusion.to_json(),
         "recorded": recorded_json(captured.recorded.get(kernel.name), graph, capture),
         "reference": outcome.reference,
+        "launch_params": [list(pair) for pair in outcome.launch_params] if outcome.source is not None else None,
     }
 
 

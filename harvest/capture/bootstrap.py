@@ -19,10 +19,12 @@ import re
 import runpy
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from harvest.capture.kernel_graph import KernelGraphs
 from harvest.capture.record import MIB, LaunchRecorder
+from harvest.capture.swap import KernelSwaps, kernel_text
 
 PROGRESS = "[harvest] "
 
@@ -76,15 +78,7 @@ class EventLog:
 
     def kernel_source(self, graph: int, kernel: str) -> str:
         """The Triton source of `kernel` as graph `graph` defines it ("" when unknown)."""
-        if not 0 <= graph < len(self.sources):
-            return ""
-        text = self.sources[graph]
-        start = text.find(f"{kernel} = async_compile.triton(")
-        if start < 0:
-            return ""
-        begin = text.find("'''", start)
-        end = text.find("'''", begin + 3)
-        return text[begin + 3 : end] if begin >= 0 and end >= 0 else ""
+        return kernel_text(self.sources[graph], kernel) if 0 <= graph < len(self.sources) else ""
 
 
 def progress(message: str) -> None:
@@ -166,7 +160,7 @@ def install_hooks(log: EventLog, recorder: LaunchRecorder) -> None:
     del torch
 
 
-def setup_cpu_triton(sm: int) -> None:
+def setup_cpu_triton(sm: int, swapped: Callable[[str], bool] = lambda path: False) -> None:
     """Inductor's CPU Triton path: real Triton source, run by the interpreter, for an offline GPU target."""
     import torch._inductor.config as inductor_config
     from triton.backends.compiler import GPUTarget
@@ -194,10 +188,10 @@ def setup_cpu_triton(sm: int) -> None:
     inductor_config.benchmark_epilogue_fusion = False
     driver.set_active(OfflineCudaDriver())
     install()
-    run_user_kernels_outside_graphs()
+    run_user_kernels_outside_graphs(swapped)
 
 
-def run_user_kernels_outside_graphs() -> None:
+def run_user_kernels_outside_graphs(swapped: Callable[[str], bool] = lambda path: False) -> None:
     """On the CPU path a user's @triton.jit kernel is the Triton interpreter's InterpretedFunction, which Dynamo
     does not know as a Triton kernel: it traces into the interpreter and fails (a fake uint64 tensor). Kept out of
     Dynamo's reach, the kernel runs between two graphs (a graph break) and the graphs around it are captured; one
@@ -213,7 +207,7 @@ def run_user_kernels_outside_graphs() -> None:
     def run(self, *args, **kwargs):
         where = getattr(getattr(self.fn, "__code__", None), "co_filename", "")
         name = getattr(self.fn, "__name__", "?")
-        if not (cache and where.startswith(cache)) and name not in told:
+        if not (cache and where.startswith(cache)) and not swapped(where) and name not in told:
             told.add(name)
             progress(f"user-written Triton kernel {name} runs between the compiled graphs on the CPU path (Dynamo cannot "
                      "trace the Triton interpreter: a graph break there); on a GPU it is captured inside the graph")
@@ -310,6 +304,10 @@ def main(argv: list[str]) -> int:
         total_cap=int(settings.get("total_cap", 4096 * MIB)),
         layouts_only=settings.get("record", "data") == "layouts",
     )
+    if settings.get("swaps"):  # `harvest run --with`: edited modules in place of Inductor's kernels
+        recorder.swaps = KernelSwaps(Path(settings["swaps"]), log)
+    if settings.get("outputs_dir"):
+        recorder.outputs_dir = Path(settings["outputs_dir"])
     sys.argv = [target, *target_args]
     sys.path.insert(0, str(Path(target).resolve().parent))
 
@@ -331,7 +329,7 @@ def main(argv: list[str]) -> int:
         return 0
     if not use_cuda:
         os.environ["TRITON_INTERPRET"] = "1"
-        setup_cpu_triton(int(sm))
+        setup_cpu_triton(int(sm), lambda path: recorder.swaps is not None and recorder.swaps.owns(path))
     import triton
 
     gpu = torch.cuda.get_device_name() if use_cuda else ""

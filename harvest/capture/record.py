@@ -35,6 +35,9 @@ class LaunchRecorder:
         self.signatures: dict[tuple[int, str], dict[str, int]] = {}  # (graph, kernel) -> launch signature -> count
         self.graph_of_tuner: dict[int, int] = {}
         self.local = threading.local()
+        self.swaps: Any = None  # harvest.capture.swap.KernelSwaps: `harvest run --with`'s edited kernels
+        self.outputs_dir: Path | None = None  # where each graph's first call saves its outputs (`harvest run`)
+        self.outputs_saved: set[int] = set()
 
     # -- which graph launched a kernel --------------------------------------------------------------------------
 
@@ -48,12 +51,27 @@ class LaunchRecorder:
         def call(*args, **kwargs):
             recorder.graph_stack.append(graph_index)
             try:
-                return original(*args, **kwargs)
+                result = original(*args, **kwargs)
             finally:
                 recorder.graph_stack.pop()
+            recorder.save_outputs(graph_index, result)
+            return result
 
         call._harvest_graph = graph_index  # type: ignore[attr-defined]
         module.call = call
+
+    def save_outputs(self, graph: int, result: Any) -> None:
+        """The tensors a graph's first call returned, as plain tensors on the CPU: what `harvest run` compares
+        between the run with Inductor's kernels and the run with the edited ones."""
+        if self.outputs_dir is None or graph in self.outputs_saved or self.log.forked():
+            return
+        import torch
+
+        self.outputs_saved.add(graph)
+        values = result if isinstance(result, (list, tuple)) else [result]
+        saved = [v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else None for v in values]
+        self.outputs_dir.mkdir(parents=True, exist_ok=True)
+        torch.save(saved, self.outputs_dir / f"{graph}.pt")
 
     def graph_of(self, tuner: Any, name: str, source: str) -> int:
         if self.graph_stack:
@@ -97,6 +115,8 @@ class LaunchRecorder:
             source = self.log.kernel_source(graph, name)
         key = (graph, name)
         params = _param_names(tuner, len(args))
+        swapped = self.swaps.runner(graph, name, params, args) if self.swaps is not None else None
+        run_kernel = swapped or (lambda: original_run(tuner, *args, **kwargs))
         tensors = [(p, a) for p, a in zip(params, args) if isinstance(a, torch.Tensor)]
         storages, views = _storages(tensors)
         signature = _signature(params, args, views)
@@ -104,7 +124,7 @@ class LaunchRecorder:
         counts = self.signatures.setdefault(key, {})
         counts[signature] = counts.get(signature, 0) + 1
         if not first:
-            return original_run(tuner, *args, **kwargs)
+            return run_kernel()
 
         spans = [(s["lo"], s["hi"]) for s in storages]
         # A storage the kernel only writes holds whatever the allocator left there: not data, and not the same
@@ -125,7 +145,7 @@ class LaunchRecorder:
             for i, (s, (lo, hi)) in enumerate(zip(storages, spans))
         ] if save else []
 
-        result = original_run(tuner, *args, **kwargs)
+        result = run_kernel()
 
         written = []
         after = []

@@ -52,6 +52,8 @@ class RunOutcome:
     seconds: float
     recorded: dict[int, dict[str, RecordedLaunch]] = field(default_factory=dict)  # graph index -> kernel -> launch
     output: TargetOutput = field(default_factory=TargetOutput)
+    swap_events: tuple[dict, ...] = ()  # `harvest run --with`: swapped / swap_refused / swap_failed, as they came
+    launch_order: dict[int, tuple[str, ...]] = field(default_factory=dict)  # graph -> its kernels, first launches in order
 
 
 class TargetLog:
@@ -123,6 +125,8 @@ def run_target(
     record_cap_mib: float = 1024,
     record_total_cap_mib: float = 4096,
     artifact: bool = False,
+    swaps: Path | None = None,
+    outputs_dir: Path | None = None,
     while_running: Callable[[Path, Callable[[str], str]], Callable[[], None]] | None = None,
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
@@ -153,6 +157,10 @@ def run_target(
             options.append(f"record_dir={record_dir}")
         if artifact:  # `target` is a directory of graph_NNN.py wrapper modules to run, not a script
             options.append("artifact=1")
+        if swaps is not None:  # `harvest run --with`: the edited modules to launch in place of Inductor's kernels
+            options.append(f"swaps={swaps}")
+        if outputs_dir is not None:  # and where each graph's first call saves its outputs
+            options.append(f"outputs_dir={outputs_dir}")
         command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), *options, "--"]
         command += [str(target), *args]
 
@@ -209,9 +217,14 @@ def run_target(
             status, code, error = "crashed", child.returncode, "".join(list(log.tail)[-12:])
         else:
             status, code, error = exit_event["status"], exit_event["code"], exit_event["error"]
+        order: dict[int, list[str]] = {}
+        for event in events:
+            if event["event"] == "launch":
+                order.setdefault(event["graph"], []).append(event["kernel"])
         return RunOutcome(
             capture=capture, status=status, exit_code=code, error=error, seconds=seconds, recorded=launches_from_events(events),
-            output=log.summary(),
+            output=log.summary(), swap_events=tuple(e for e in events if e["event"].startswith("swap")),
+            launch_order={g: tuple(k) for g, k in order.items()},
         )
 
 

@@ -1,0 +1,102 @@
+"""Child side of `harvest run --with`: launch an edited kernel module in place of the Inductor kernel it came from.
+
+The parent (harvest.run) writes the swaps as JSON: for each, the graph index and Inductor kernel name it replaces,
+the sha of the kernel source Inductor wrote when the module was extracted, the module's path, and how Inductor's
+launch parameters map to the module's launch() parameters. At a launch of that kernel in that graph the recorder
+asks `KernelSwaps.runner`: when Inductor's kernel source is still the one extracted, the module's own launch()
+runs instead (with its CONFIG, on Inductor's arguments), once per launch; when it is not, the run stops (the edit was
+made for another kernel). Modules are imported here: they are the user's own files of an extraction this machine
+made by running the target, which is what `harvest run` was asked to run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+
+class SwapRefused(RuntimeError):
+    """A swap that cannot be made: the run stops here, and the parent says why in one line."""
+
+
+class KernelSwaps:
+    def __init__(self, spec_path: Path, log: Any) -> None:
+        self.log = log  # bootstrap.EventLog
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        self.swaps = {(int(s["graph"]), str(s["kernel"])): s for s in spec}
+        self.modules: dict[str, Any] = {}
+        self.told: set[tuple[int, str]] = set()
+
+    def runner(self, graph: int, name: str, params: list[str], args: tuple) -> Callable[[], Any] | None:
+        """What to run for this launch instead of Inductor's kernel, or None when it is not swapped."""
+        swap = self.swaps.get((graph, name))
+        if swap is None:
+            return None
+        key = (graph, name)
+        if source_sha(self.log.kernel_source(graph, name)) != swap["source_sha"]:
+            self.log.write({"event": "swap_refused", "graph": graph, "kernel": name, "module": swap["module"],
+                            "reason": "Inductor now writes another kernel there (its source differs from the one extracted)"})
+            raise SwapRefused(f"{swap['module']}: Inductor's {name} is no longer the kernel it was extracted from")
+        module = self._module(swap)
+        values = dict(zip(params, args))
+        mapped = {}
+        for inductor, mine in swap["params"]:
+            if mine is None:
+                continue
+            if inductor not in values:
+                self.log.write({"event": "swap_refused", "graph": graph, "kernel": name, "module": swap["module"],
+                                "reason": f"Inductor's launch has no argument {inductor} for the module's {mine}"})
+                raise SwapRefused(f"{swap['module']}: no argument {inductor} in Inductor's launch")
+            mapped[mine] = values[inductor]
+
+        def run() -> None:
+            try:
+                module.launch(**mapped)
+            except Exception as exc:  # the edit does not compile or does not run: Triton's own error, one line
+                message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
+                self.log.write({"event": "swap_failed", "graph": graph, "kernel": name, "module": swap["module"],
+                                "error": f"{type(exc).__name__}: {message}"})
+                raise SwapRefused(f"{swap['module']}: {type(exc).__name__}: {message}") from exc
+            if key not in self.told:
+                self.told.add(key)
+                self.log.write({"event": "swapped", "graph": graph, "kernel": name, "module": swap["module"]})
+
+        return run
+
+    def owns(self, path: str) -> bool:
+        """Whether a kernel defined in `path` is one of the swapped modules' (not a user's kernel)."""
+        return any(Path(path) == Path(s["module"]) for s in self.swaps.values())
+
+    def _module(self, swap: dict) -> Any:
+        path = swap["module"]
+        if path not in self.modules:
+            spec = importlib.util.spec_from_file_location(f"harvest_swap_{len(self.modules)}", path)
+            if spec is None or spec.loader is None:
+                raise SwapRefused(f"{path}: cannot be imported")
+            module = importlib.util.module_from_spec(spec)
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
+                self.log.write({"event": "swap_failed", "module": path, "error": f"{type(exc).__name__}: {message}"})
+                raise SwapRefused(f"{path}: {type(exc).__name__}: {message}") from exc
+            self.modules[path] = module
+        return self.modules[path]
+
+
+def kernel_text(wrapper: str, kernel: str) -> str:
+    """The Triton source of `kernel` as the wrapper module's text defines it ("" when it defines no such kernel)."""
+    start = wrapper.find(f"{kernel} = async_compile.triton(")
+    if start < 0:
+        return ""
+    begin = wrapper.find("'''", start)
+    end = wrapper.find("'''", begin + 3)
+    return wrapper[begin + 3 : end] if begin >= 0 and end >= 0 else ""
+
+
+def source_sha(text: str) -> str:
+    """What tells two kernel sources apart: the first 16 hex digits of their sha256."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

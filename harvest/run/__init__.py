@@ -1,0 +1,1 @@
+"""`harvest run --with`: the target re-run with edited kernel modules in place of Inductor's, checked end to end."""

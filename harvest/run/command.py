@@ -1,0 +1,265 @@
+"""`harvest run TARGET --with EXTRACTION`: the target run twice in one invocation, with Inductor's kernels and with the
+edited modules in their place, and every graph's outputs compared between the two.
+
+Both runs start fresh (caches off, as `harvest extract` runs), with the same script, arguments and seeds. Each
+records every kernel's first launch (its outputs after it ran) and saves what each graph's first call returned; the
+backward graphs' outputs are the gradients of the forward's inputs. Outputs equal bit for bit, or within the
+tolerances, pass; the first output that differs is named with the first kernel (in launch order) whose outputs
+differ between the two records: the lookup that says which edit changed the model. Results go to
+EXTRACTION/runs/<n>/run.json and run.md; nothing else in the extraction is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harvest.capture.runner import RunOutcome, run_target
+from harvest.errors import ResultsDiffer, SwapError, TargetError, UsageError
+from harvest.report import read_manifest
+from harvest.run.plan import Swap, plan_swaps
+
+RUNS = "runs"
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    graph: str
+    index: int  # the position in what the graph's call returned
+    dtype: str
+    shape: tuple[int, ...]
+    verdict: str  # "bit for bit", "within tolerance", "differs"
+    max_abs_diff: float | None = None
+    detail: str = ""
+
+
+@dataclass
+class RunResult:
+    number: int
+    directory: Path
+    swaps: tuple[Swap, ...]
+    checks: list[OutputCheck] = field(default_factory=list)
+    first_difference: OutputCheck | None = None
+    culprit: str = ""  # "g0_forward/triton_poi_...(module path)": the first kernel whose outputs differ
+    device: str = ""
+    seconds: tuple[float, float] = (0.0, 0.0)
+    target_failed: str = ""  # the target's own failure with the edited kernels (its check of its results, say)
+
+    @property
+    def equal(self) -> bool:
+        return self.first_difference is None and not self.target_failed
+
+
+def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol: float | None = None,
+             atol: float | None = None, args: Sequence[str] = (), timeout: float | None = None,
+             on_progress: Callable[[str], None] = lambda line: None) -> RunResult:
+    """Run `target` with Inductor's kernels, then with the extraction's edited modules; compare; write runs/<n>/."""
+    if (rtol is None) != (atol is None):
+        raise UsageError("give --rtol and --atol together (or neither: torch.testing's defaults for each dtype)")
+    manifest = read_manifest(extraction)
+    record = _capture_record(extraction)
+    _check_target(target, manifest, extraction)
+    device = "cuda" if record.get("mode") == "cuda" else "cpu"
+    indices = {g["name"]: int(g["index"]) for g in record.get("graphs", []) if "name" in g and "index" in g}
+    modules = {k["module"]: (extraction / k["module"]).read_text(encoding="utf-8")
+               for g in manifest["graphs"] for k in g["kernels"] if k.get("module") and (extraction / k["module"]).is_file()}
+    wrappers = {g["name"]: (extraction / g["raw"]).read_text(encoding="utf-8")
+                for g in manifest["graphs"] if g.get("raw") and (extraction / g["raw"]).is_file()}
+    swaps = plan_swaps(manifest, indices, modules, wrappers, names)
+    for swap in swaps:
+        on_progress(f"{swap.module} ({'edited' if swap.edited else 'as extracted'}) in place of {swap.graph}/{swap.kernel}")
+    names_of = {index: name for name, index in indices.items()}
+
+    with tempfile.TemporaryDirectory(prefix="harvest-run-") as tmp:
+        work = Path(tmp)
+        spec = work / "swaps.json"
+        spec.write_text(json.dumps([s.to_json(str((extraction / s.module).resolve())) for s in swaps]), encoding="utf-8")
+        runs = {}
+        for label, swapped in (("Inductor's kernels", None), ("the edited kernels", spec)):
+            key = "edited" if swapped else "inductor"
+            on_progress(f"running {target} with {label}" + (" (CPU path: the Triton interpreter)" if device == "cpu" else ""))
+            runs[key] = run_target(target, tuple(args), timeout=timeout, device=device, on_progress=on_progress,
+                                   log_path=work / f"{key}.log", record_dir=work / f"{key}-records",
+                                   swaps=swapped, outputs_dir=work / f"{key}-outputs")
+            failed = _check_outcome(runs[key], label, swaps)
+            if failed and not swapped:
+                raise TargetError(f"the target failed with Inductor's own kernels, before any edit: {failed}")
+        checks = compare_runs(work / "inductor-outputs", work / "edited-outputs", names_of, rtol, atol)
+        first = next((c for c in checks if c.verdict == "differs"), None)
+        culprit = first_changed_kernel(work / "inductor-records", work / "edited-records",
+                                       runs["edited"].launch_order, names_of, swaps) if first or failed else ""
+    number, directory = _next_run(extraction)
+    result = RunResult(number, directory, swaps, checks, first, culprit, device,
+                       (runs["inductor"].seconds, runs["edited"].seconds), failed)
+    _write(result, target, extraction, args, rtol, atol)
+    return result
+
+
+def _capture_record(extraction: Path) -> dict:
+    path = extraction / "raw" / "capture.json"
+    if not path.is_file():
+        raise UsageError(f"{extraction} has no raw/capture.json: `harvest run` needs an extraction made by running a "
+                         "target (`harvest extract TARGET -o DIR`)")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if record.get("mode") not in ("cuda", "cpu-triton"):
+        raise UsageError(f"{extraction} was read from an artifact, not made by running a target: extract the target "
+                         "itself (`harvest extract TARGET -o DIR`) to run it with edits")
+    return record
+
+
+def _check_target(target: Path, manifest: dict, extraction: Path) -> None:
+    if not target.is_file():
+        raise UsageError(f"no such script: {target}")
+    extracted = Path(str(manifest.get("target", "")))
+    if extracted.resolve() != target.resolve() and extracted.name != target.name:
+        raise UsageError(f"{extraction} holds the extraction of {extracted}, not of {target}: pass the extraction of "
+                         f"{target} (or extract it first)")
+
+
+def _check_outcome(outcome: RunOutcome, label: str, swaps: tuple[Swap, ...]) -> str:
+    """One line for a run that cannot be compared (a refused or failing swap, a swap never made); the target's own
+    failure, which is returned ("" when it ran to its end): with the edits, a result of the comparison."""
+    for event in outcome.swap_events:
+        if event["event"] in ("swap_refused", "swap_failed"):
+            why = event.get("reason") or event.get("error", "")
+            raise SwapError(f"{event['module']}: {why}; the run with edits stopped there, the extraction is unchanged")
+    if outcome.status == "no-cuda":
+        raise UsageError("this extraction was made on a GPU and torch sees none here: run it where it was made")
+    failed = ""
+    if outcome.status in ("timeout", "interrupted", "crashed"):
+        raise TargetError(f"the run with {label} {'timed out' if outcome.status == 'timeout' else outcome.status}")
+    if outcome.status not in ("ok",) and not (outcome.status == "exit" and outcome.exit_code == 0):
+        failed = next((line.strip() for line in reversed(outcome.error.strip().splitlines()) if line.strip()), outcome.status)
+    if "Inductor" in label:
+        return failed
+    made = {(e["graph"], e["kernel"]) for e in outcome.swap_events if e["event"] == "swapped"}
+    for swap in swaps:
+        if (swap.graph_index, swap.kernel) not in made and not failed:
+            raise SwapError(f"{swap.module}: graph {swap.graph} launched no kernel {swap.kernel} this time (the target "
+                            "compiled other graphs or kernels than when it was extracted): re-extract it")
+    return failed
+
+
+def compare_runs(before: Path, after: Path, graph_names: dict[int, str], rtol: float | None, atol: float | None
+                 ) -> list[OutputCheck]:
+    """Every output of every graph's first call, compared between the two runs, in graph order."""
+    import torch
+
+    checks = []
+    indices = sorted({int(p.stem) for p in before.glob("*.pt")} | {int(p.stem) for p in after.glob("*.pt")})
+    for index in indices:
+        graph = graph_names.get(index, f"g{index}")
+        a = torch.load(before / f"{index}.pt", weights_only=True) if (before / f"{index}.pt").is_file() else None
+        b = torch.load(after / f"{index}.pt", weights_only=True) if (after / f"{index}.pt").is_file() else None
+        if a is None or b is None or len(a) != len(b):
+            checks.append(OutputCheck(graph, -1, "", (), "differs", None, "the graph returned other outputs"))
+            continue
+        for position, (x, y) in enumerate(zip(a, b)):
+            if x is None and y is None:
+                continue
+            checks.append(_compare(graph, position, x, y, rtol, atol))
+    return checks
+
+
+def _compare(graph: str, position: int, x, y, rtol: float | None, atol: float | None) -> OutputCheck:
+    import torch
+
+    if x is None or y is None or x.shape != y.shape or x.dtype != y.dtype:
+        return OutputCheck(graph, position, str(getattr(x, "dtype", "")).removeprefix("torch."),
+                           tuple(getattr(x, "shape", ())), "differs", None, "another shape or dtype")
+    dtype, shape = str(x.dtype).removeprefix("torch."), tuple(x.shape)
+    if torch.equal(x, y) or (x.is_floating_point() and torch.equal(x.isnan(), y.isnan())
+                             and torch.equal(x.nan_to_num(), y.nan_to_num())):
+        return OutputCheck(graph, position, dtype, shape, "bit for bit", 0.0)
+    diff = (x.double() - y.double()).abs()
+    largest = float(diff.nan_to_num(float("inf")).max()) if diff.numel() else 0.0
+    try:
+        torch.testing.assert_close(y, x, rtol=rtol, atol=atol, equal_nan=True)
+    except AssertionError as exc:
+        detail = next((line.strip() for line in str(exc).splitlines() if "Mismatched elements" in line), "")
+        return OutputCheck(graph, position, dtype, shape, "differs", largest, detail)
+    return OutputCheck(graph, position, dtype, shape, "within tolerance", largest)
+
+
+def first_changed_kernel(before: Path, after: Path, order: dict[int, tuple[str, ...]], graph_names: dict[int, str],
+                         swaps: tuple[Swap, ...]) -> str:
+    """The first kernel, in launch order, whose recorded outputs differ between the two runs ("" when none does)."""
+    import torch
+
+    modules = {(s.graph_index, s.kernel): s.module for s in swaps}
+    for graph in sorted(order):
+        for kernel in order[graph]:
+            a, b = before / str(graph) / f"{kernel}.pt", after / str(graph) / f"{kernel}.pt"
+            if not (a.is_file() and b.is_file()):
+                continue
+            x, y = torch.load(a, weights_only=True)["after"], torch.load(b, weights_only=True)["after"]
+            same = len(x) == len(y) and all((p is None) == (q is None) and (p is None or torch.equal(p, q))
+                                            for p, q in zip(x, y))
+            if not same:
+                module = modules.get((graph, kernel))
+                return f"{graph_names.get(graph, graph)}/{kernel}" + (f" ({module})" if module else " (not edited)")
+    return ""
+
+
+def _next_run(extraction: Path) -> tuple[int, Path]:
+    runs = extraction / RUNS
+    taken = [int(p.name) for p in runs.glob("*") if p.is_dir() and p.name.isdigit()] if runs.is_dir() else []
+    number = max(taken, default=0) + 1
+    return number, runs / str(number)
+
+
+def _write(result: RunResult, target: Path, extraction: Path, args: Sequence[str], rtol, atol) -> None:
+    result.directory.mkdir(parents=True, exist_ok=False)
+    data = {
+        "schema": "harvest.run/1",
+        "target": str(target),
+        "args": list(args),
+        "device": result.device,
+        "tolerances": {"rtol": rtol, "atol": atol} if rtol is not None else "torch.testing defaults per dtype",
+        "swaps": [{"graph": s.graph, "kernel": s.kernel, "module": s.module, "edited": s.edited} for s in result.swaps],
+        "equal": result.equal,
+        "target_failed": result.target_failed or None,
+        "first_difference": asdict(result.first_difference) if result.first_difference else None,
+        "first_changed_kernel": result.culprit or None,
+        "outputs": [asdict(c) for c in result.checks],
+        "timing": "not measured on the CPU path (the Triton interpreter's times are not GPU times)"
+                  if result.device == "cpu" else "not measured yet: this harvest compares results only",
+    }
+    (result.directory / "run.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    (result.directory / "run.md").write_text(run_markdown(result, target), encoding="utf-8")
+
+
+def run_markdown(result: RunResult, target: Path) -> str:
+    """run.md: what ran in place of what, the verdict, and every output's comparison."""
+    lines = [f"# harvest run {result.number}: {target} with edited kernels", ""]
+    lines += ["| graph | Inductor's kernel | module | edited |", "|---|---|---|---|"]
+    lines += [f"| {s.graph} | {s.kernel} | {s.module} | {'yes' if s.edited else 'no (-k)'} |" for s in result.swaps]
+    lines.append("")
+    counts = {v: sum(1 for c in result.checks if c.verdict == v) for v in ("bit for bit", "within tolerance", "differs")}
+    verdict = "**equal**" if result.equal else "**differ**"
+    lines.append(f"Results {verdict}: {len(result.checks)} graph outputs compared, " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".")
+    if result.target_failed:
+        lines.append(f"The target failed with the edited kernels: `{result.target_failed}`.")
+    if result.first_difference:
+        d = result.first_difference
+        lines.append(f"First differing output: {d.graph} output {d.index} ({d.dtype}{list(d.shape)}), "
+                     f"max abs diff {d.max_abs_diff}; the first kernel whose outputs differ: {result.culprit or 'not found'}.")
+    lines += ["", "| graph | output | dtype | shape | result | max abs diff |", "|---|---|---|---|---|---|"]
+    lines += [f"| {c.graph} | {c.index} | {c.dtype} | {list(c.shape)} | {c.verdict} | "
+              f"{'' if c.max_abs_diff is None else f'{c.max_abs_diff:.3g}'} |" for c in result.checks]
+    lines += ["", "Timing: " + ("not measured on the CPU path (the Triton interpreter's times are not GPU times)."
+                                if result.device == "cpu" else "not measured yet (this harvest compares results only).")]
+    return "\n".join(lines) + "\n"
+
+
+def raise_if_differ(result: RunResult) -> None:
+    if result.equal:
+        return
+    d = result.first_difference
+    where = f"{d.graph} output {d.index} ({d.detail or 'values differ'})" if d else "no graph output differs"
+    failed = f"the target failed with the edited kernels ({result.target_failed}); " if result.target_failed else ""
+    raise ResultsDiffer(f"results differ: {failed}{where}; the first kernel whose outputs differ: "
+                        f"{result.culprit or 'none'} (see {result.directory}/run.md)")
