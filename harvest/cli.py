@@ -83,7 +83,7 @@ examples:
 Edit a module of the extraction (its kernel, or CONFIG), then run the target with it: the target runs twice, with
 Inductor's kernels and with the edited ones, fresh caches, the same seeds; every graph's outputs (a backward's are
 the gradients) are compared. The first output that differs is named with the first kernel whose recorded outputs
-differ. Results: EXTRACTION/runs/<n>/run.md and run.json; nothing else in the extraction changes. Exit 13 when the
+differ. Results: EXTRACTION/runs/<n>/run.md and run.json, listed in report.md. Exit 13 when the
 results differ, 12 when an edit cannot replace its kernel (no edit, Inductor now writes another kernel there, a
 parameter that no longer maps, an edit that does not compile). On the CPU path: correctness only.
 """

@@ -223,7 +223,7 @@ def render_report(manifest: dict) -> str:
     graphs = [_graph_context(g, ran) for g in manifest.get("graphs", []) if g.get("fusion")]
     text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
     text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
-    for section in (twin_section(manifest), ptx_section(manifest)):
+    for section in (twin_section(manifest), ptx_section(manifest), runs_section(manifest)):
         if section:
             text += "\n" + section
     return text
@@ -256,6 +256,20 @@ def twin_section(manifest: dict) -> str:
         "|---|---|---|---|",
     ]
     return "\n".join(lines + rows) + "\n"
+
+
+def runs_section(manifest: dict) -> str:
+    """The "Runs with edits" section: one line per `harvest run --with` (its manifest "runs" entry); "" when none."""
+    runs = [r for r in manifest.get("runs") or [] if isinstance(r, dict)]
+    if not runs:
+        return ""
+    lines = ["## Runs with edits", "", "From `harvest run TARGET --with DIR`: the target with edited modules in place of "
+             "Inductor's kernels, every graph output compared with a run of Inductor's own.", ""]
+    for run in runs:
+        verdict = "results equal" if run.get("equal") else "results **differ**"
+        modules = ", ".join(f"`{m}`" for m in run.get("modules", []))
+        lines.append(f"- [run {run.get('number')}]({run.get('report')}): {modules}: {verdict}")
+    return "\n".join(lines) + "\n"
 
 
 def _ptx_side(side: dict[str, Any] | None) -> tuple[str, str]:

@@ -70,16 +70,21 @@ def test_an_edit_that_computes_the_same_gives_equal_results_bit_for_bit(extracti
 def test_a_wrong_edit_fails_naming_the_kernel_and_the_first_differing_output(extraction):
     target, x = extraction
     edit(x, "    square_1 = square * square\n", "    square_1 = square * square * 1.001\n")
-    before = {p: b for p, b in tree(x).items() if not p.startswith("runs/")}
+    listed = ("manifest.json", "report.md")  # where the run is listed
+    before = {p: b for p, b in tree(x).items() if not p.startswith("runs/") and p not in listed}
     done = run(target, x)
     assert done.returncode == EXIT_CODES["ResultsDiffer"] == 13, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert line.startswith("harvest: error: results differ: ")
     assert "g0_inference output 0 (Mismatched elements: " in line
     assert "the first kernel whose outputs differ: g0_inference/triton_poi_fused_pow_0 (g0_inference/square_square_kernel.py)" in line
-    # the target's own check failed too, and says so; the extraction is as it was, a run directory beside it
+    # the target's own check failed too, and says so; the extraction is as it was, a run directory beside it, the
+    # run listed in the manifest and in report.md
     assert "the target failed with the edited kernels (Greatest relative difference" in line
-    assert {p: b for p, b in tree(x).items() if not p.startswith("runs/")} == before
+    assert {p: b for p, b in tree(x).items() if not p.startswith("runs/") and p not in listed} == before
+    assert "- [run 1](runs/1/run.md): `g0_inference/square_square_kernel.py`: results **differ**" in (x / "report.md").read_text()
+    assert json.loads((x / "manifest.json").read_text())["runs"] == [
+        {"number": 1, "report": "runs/1/run.md", "equal": False, "modules": [KERNEL]}]
     record = json.loads((x / "runs/1/run.json").read_text())
     assert not record["equal"] and record["first_difference"]["verdict"] == "differs"
     assert 0.4 < record["first_difference"]["max_abs_diff"] < 1.0  # 0.001 of the largest x**4 of 1e6 normal values

@@ -6,7 +6,8 @@ records every kernel's first launch (its outputs after it ran) and saves what ea
 backward graphs' outputs are the gradients of the forward's inputs. Outputs equal bit for bit, or within the
 tolerances, pass; the first output that differs is named with the first kernel (in launch order) whose outputs
 differ between the two records: the lookup that says which edit changed the model. Results go to
-EXTRACTION/runs/<n>/run.json and run.md; nothing else in the extraction is touched.
+EXTRACTION/runs/<n>/run.json and run.md, and the run is listed in the manifest and report.md ("Runs with edits");
+nothing else in the extraction is touched.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from pathlib import Path
 
 from harvest.capture.runner import RunOutcome, run_target
 from harvest.errors import ResultsDiffer, SwapError, TargetError, UsageError
-from harvest.report import read_manifest
+from harvest.report import read_manifest, render_report
 from harvest.run.plan import Swap, plan_swaps
+from harvest.writer import sha256, write_manifest
 
 RUNS = "runs"
 
@@ -95,6 +97,7 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
     result = RunResult(number, directory, swaps, checks, first, culprit, device,
                        (runs["inductor"].seconds, runs["edited"].seconds), failed)
     _write(result, target, extraction, args, rtol, atol)
+    _list_in_report(result, extraction)
     return result
 
 
@@ -230,6 +233,24 @@ def _write(result: RunResult, target: Path, extraction: Path, args: Sequence[str
     }
     (result.directory / "run.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     (result.directory / "run.md").write_text(run_markdown(result, target), encoding="utf-8")
+
+
+def _list_in_report(result: RunResult, extraction: Path) -> None:
+    """The run, listed in the manifest's "runs" and report.md's "Runs with edits" (report.md kept when edited)."""
+    manifest = read_manifest(extraction)
+    runs = [r for r in manifest.get("runs") or [] if isinstance(r, dict) and r.get("number") != result.number]
+    runs.append({"number": result.number, "report": f"{RUNS}/{result.number}/run.md", "equal": result.equal,
+                 "modules": [s.module for s in result.swaps]})
+    manifest["runs"] = runs
+    generated = dict(manifest.get("generated_files") or {})
+    report_path = extraction / "report.md"
+    recorded = generated.get("report.md")
+    if not (report_path.exists() and recorded and sha256(report_path.read_text(encoding="utf-8")) != recorded):
+        report = render_report(manifest)
+        report_path.write_text(report, encoding="utf-8")
+        generated["report.md"] = sha256(report)
+    manifest["generated_files"] = dict(sorted(generated.items()))
+    write_manifest(extraction, manifest)
 
 
 def run_markdown(result: RunResult, target: Path) -> str:
