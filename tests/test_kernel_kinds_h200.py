@@ -12,7 +12,9 @@ The H200's own --check of these modules against their records is in docs/benchma
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -86,7 +88,7 @@ def test_a_bf16_template_checks_under_the_interpreter_and_after_a_tile_edit(repl
     assert "out_ptr: reference: ok (1048576 values, torch.bfloat16" in done.stdout
     # One edit of CONFIG is the whole change: other tiles, and a K-tile of 32 (EVEN_K follows it)
     config = re.search(r"^CONFIG = (\{.*\})", text, re.M)
-    edited = dict(eval(config.group(1)), BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, num_stages=2)  # noqa: S307 (our output)
+    edited = dict(ast.literal_eval(config.group(1)), BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, num_stages=2)
     path.write_text(text.replace(config.group(1), repr(edited)))
     done = run_check(path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -185,6 +187,6 @@ print("error", (c - a.float() @ b.float()).abs().max().item())
 
 def test_the_shim_gives_the_interpreter_a_bfloat16_dot():
     done = subprocess.run([sys.executable, "-c", BF16_DOT], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)})
+                          env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert float(done.stdout.split()[-1]) < 1e-4  # (triton 3.9's interpreter alone: about 1e10, bits multiplied)
