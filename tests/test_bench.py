@@ -485,7 +485,7 @@ def test_a_reference_that_computes_nothing_is_not_timed_as_eager(tmp_path, monke
         timed = []
         monkeypatch.setitem(harness, "time_gpu", lambda fn, flush, timed=timed: timed.append(fn) or {"median_ms": 1.0})
         monkeypatch.setitem(harness, "l2_flush_buffer", lambda device: None)
-        monkeypatch.setitem(harness, "bench_result", lambda kernel, device, inputs, moved, timings, copy_gbps: timings)
+        monkeypatch.setitem(harness, "bench_result", lambda kernel, device, inputs, moved, timings, copy_gbps, *matmul: timings)
         monkeypatch.setitem(module.namespace, "launch", lambda **kwargs: None)
         results[stem] = (module.bench("cpu", copy_gbps=4000.0, inputs=(module.make_inputs("cpu"), "made-up")), len(timed), module)
     timings, calls, module = results["batch_norm_fwd_kernel_1"]
