@@ -104,6 +104,13 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("cpp-kernels-run", "a script that sets torch._inductor.config.cpu_backend = 'cpp' itself", "NoTritonKernelsError", "compiled 1 C++ kernel", "test_first_hour.py::test_a_script_that_chooses_the_cpp_backend_says_so"),
     ("run-fails-new-out", "a run that fails before capturing anything, into a new -o or the default extracted/<stem>", "TargetError", "nothing was captured", "test_failed_run_leaves_no_empty_directories"),
     ("run-fails-old-out", "a run that fails before capturing anything, into an existing directory or extraction", "TargetError", "nothing was captured", "test_failed_run_leaves_an_existing_directory_as_it_was"),
+    # -- issue 22 (harvest run --with), tested in test_run_with.py
+    ("run-no-edit", "harvest run --with an extraction none of whose modules is edited", "SwapError", "no kernel module of this extraction is edited", "test_run_with.py::test_no_edit_is_refused"),
+    ("run-edit-does-not-compile", "an edited kernel that Triton cannot compile", "SwapError", "the run with edits stopped there, the extraction is unchanged", "test_run_with.py::test_an_edit_that_does_not_compile_is_refused_with_tritons_error"),
+    ("run-parameter-unmapped", "an edited module whose launch parameter is none of Inductor's", "SwapError", "launch parameter count is none of Inductor's launch arguments for triton_poi_fused_pow_0", "test_run_with.py::test_a_parameter_that_no_longer_maps_is_refused_naming_it"),
+    ("run-kernel-changed", "the model changed since the extraction: Inductor writes another kernel there", "SwapError", "Inductor now writes another kernel there (its source differs from the one extracted)", "test_run_with.py::test_a_kernel_that_inductor_now_writes_differently_is_refused"),
+    ("run-other-target", "harvest run with the extraction of another target", "UsageError", "holds the extraction of", "test_run_with.py::test_another_targets_extraction_is_refused"),
+    ("run-results-differ", "an edit that changes the model's results (the first differing output and kernel named)", "ResultsDiffer", "results differ: ", "test_run_with.py::test_a_wrong_edit_fails_naming_the_kernel_and_the_first_differing_output"),
 ]
 CASE = {case[0]: case for case in CASES}
 
