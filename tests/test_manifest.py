@@ -40,5 +40,5 @@ def test_manifest_keys_keep_their_order(gpt2_forward):
     assert list(entry) == ["name", "role", "aot_id", "compile_id", "raw", "raw_sha256", "kernels", "externs", "launches",
                            "unparsed", "fusion"]
     assert list(entry["kernels"][0]) == ["name", "display_name", "kind", "module", "sha256", "standalone_reason",
-                                         "launches", "autotune", "fusion", "recorded", "reference"]
+                                         "launches", "autotune", "fusion", "recorded", "reference", "launch_params"]
     assert kernel_json.__module__ == "harvest.manifest"
