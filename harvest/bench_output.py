@@ -86,6 +86,7 @@ class SweepRow:
     gbps: float | None = None
     pct_copy: float | None = None
     first_call_ms: float | None = None
+    tflops: float | None = None  # a matmul template's: 2*M*N*K over the median
 
 
 def write_csv(path: Path, rows: list) -> None:
@@ -185,6 +186,7 @@ def sweep_rows(job: dict, entries: list[dict], copy_gbps: float | None, entry: d
 
     blocks = tuple(job.get("sweep_blocks") or ())
     moved = (entry.get("bench") or {}).get("bytes_moved")
+    flops = (entry.get("bench") or {}).get("flops")
     rows = []
     for index, item in enumerate(entries):
         config, timing = item["config"], item.get("timing") or {}
@@ -195,7 +197,7 @@ def sweep_rows(job: dict, entries: list[dict], copy_gbps: float | None, entry: d
             blocks=" ".join(f"{b}={config[b]}" for b in blocks), num_warps=config["num_warps"], num_stages=config["num_stages"],
             inductor_choice=index == 0, check=item["check"], median_ms=median, p20_ms=timing.get("p20_ms"),
             p80_ms=timing.get("p80_ms"), gbps=gbps, pct_copy=100 * gbps / copy_gbps if gbps and copy_gbps else None,
-            first_call_ms=timing.get("first_call_ms"),
+            first_call_ms=timing.get("first_call_ms"), tflops=flops / (median * 1e9) if flops and median else None,
         ))
     return rows
 
@@ -280,7 +282,11 @@ def print_result(console, result) -> None:
         cells = [[row.config + ("  <- Inductor's choice" if row.inductor_choice else ""), row.check[:60],
                   _ms(row.median_ms, row.p20_ms, row.p80_ms), "-" if row.gbps is None else f"{row.gbps:.0f}",
                   "-" if row.pct_copy is None else f"{row.pct_copy:.0f}%"] for row in rows]
-        print_table(console, f"sweep of {label}", SWEEP_COLUMNS, cells)
+        columns = SWEEP_COLUMNS
+        if any(row.tflops for row in rows):  # a matmul template: its throughput is the figure that matters
+            columns = (*SWEEP_COLUMNS, "TFLOP/s")
+            cells = [c + ["-" if row.tflops is None else f"{row.tflops:.1f}"] for c, row in zip(cells, rows)]
+        print_table(console, f"sweep of {label}", columns, cells)
     for label, eager_table, extracted_table in result.tables:
         console.print(f"[bold]{label}: eager reference[/] (profiler, sorted by device time)")
         console.print(eager_table, highlight=False, markup=False)

@@ -534,3 +534,25 @@ def test_modules_of_two_extractions_in_one_process_each_get_their_own_harness():
     assert harness_of(first) == harness_of(third) == (SHOWCASES / "small_model").resolve()
     assert harness_of(second) == (SHOWCASES / "square_square").resolve()
     assert hasattr(first.namespace["triton_helpers"], "max2")
+
+
+def test_a_template_sweep_gives_each_config_its_tflops_and_the_table_a_column_for_it():
+    """A matmul template's sweep rows carry TFLOP/s (2*M*N*K over each config's median) and its table shows them.
+    (The timings are given: the GPU is what is left out.)"""
+    import io
+
+    from rich.console import Console
+
+    from harvest.bench_output import sweep_rows
+
+    job = {"graph": "g0_forward", "display_name": "addmm_kernel", "sweep_blocks": ["BLOCK_M", "BLOCK_N", "BLOCK_K"]}
+    config = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}
+    entries = [{"config": config, "check": "ok", "timing": {"median_ms": 0.0140, "p20_ms": 0.0137, "p80_ms": 0.0147}},
+               {"config": dict(config, num_warps=8), "check": "ok", "timing": {"median_ms": 0.0138}}]
+    entry = {"bench": {"bytes_moved": 12587008, "flops": 2 * 2048 * 2048 * 512}}
+    rows = sweep_rows(job, entries, 4200.0, entry)
+    assert [round(r.tflops, 1) for r in rows] == [306.8, 311.2]
+    out = io.StringIO()
+    result = BenchResult(out_dir=Path("."), sweeps={"g0_forward/addmm_kernel": rows})
+    print_result(Console(file=out, width=200), result)
+    assert "TFLOP/s" in out.getvalue() and "306.8" in out.getvalue()
