@@ -166,3 +166,12 @@ def test_a_training_step_with_two_edited_kernels_matches_forward_and_backward(tm
     graphs = {o["graph"] for o in record["outputs"]}
     assert graphs == {"g0_forward", "g1_backward"}  # the backward's outputs: the gradients
     assert all(o["verdict"] == "bit for bit" for o in record["outputs"]) and len(record["outputs"]) >= 10
+
+
+def test_a_run_past_its_timeout_compares_nothing(extraction):
+    target, x = extraction
+    edit(x, "CONFIG = {'BLOCK_SIZE': 1024,", "CONFIG = {'BLOCK_SIZE': 512,")
+    done = run(target, x, "--timeout", "1")
+    assert done.returncode == EXIT_CODES["TimeoutError"] == 5
+    assert "the run with Inductor's kernels passed --timeout: nothing was compared" in done.stderr
+    assert not (x / "runs").exists()

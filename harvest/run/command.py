@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harvest.capture.runner import RunOutcome, run_target
-from harvest.errors import ResultsDiffer, SwapError, TargetError, UsageError
+from harvest.errors import Interrupted, ResultsDiffer, SwapError, TargetError, TimeoutError_, UsageError
 from harvest.report import read_manifest, render_report
 from harvest.run.plan import Swap, plan_swaps
 from harvest.writer import sha256, write_manifest
@@ -132,8 +132,12 @@ def _check_outcome(outcome: RunOutcome, label: str, swaps: tuple[Swap, ...]) -> 
     if outcome.status == "no-cuda":
         raise UsageError("this extraction was made on a GPU and torch sees none here: run it where it was made")
     failed = ""
-    if outcome.status in ("timeout", "interrupted", "crashed"):
-        raise TargetError(f"the run with {label} {'timed out' if outcome.status == 'timeout' else outcome.status}")
+    if outcome.status == "timeout":
+        raise TimeoutError_(f"the run with {label} passed --timeout: nothing was compared, the extraction is unchanged")
+    if outcome.status == "interrupted":
+        raise Interrupted(f"the run with {label} was stopped (Ctrl-C): nothing was compared, the extraction is unchanged")
+    if outcome.status == "crashed":
+        raise TargetError(f"the target's process died in the run with {label}: {outcome.error.strip()[-200:]}")
     if outcome.status not in ("ok",) and not (outcome.status == "exit" and outcome.exit_code == 0):
         failed = next((line.strip() for line in reversed(outcome.error.strip().splitlines()) if line.strip()), outcome.status)
     if "Inductor" in label:
