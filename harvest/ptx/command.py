@@ -95,6 +95,10 @@ def _twin_note(entry: dict | None, cu: Path, label: str) -> str:
         return f"no twin: {twin.get('reason') or twin.get('status')}"
     if isinstance(twin, dict) and twin.get("status") == "ok":
         return f"no twin: the manifest says there is one, but {label} is missing (re-run `harvest twin`)"
+    from harvest.twin_command import NO_TWIN_KINDS  # (kinds `harvest twin` writes no twin for, and why)
+
+    if (entry or {}).get("kind") in NO_TWIN_KINDS:
+        return f"no twin: {NO_TWIN_KINDS[entry['kind']]}"  # type: ignore[index]
     return f"no twin: {label} does not exist (`harvest twin` writes it)"
 
 
