@@ -7,6 +7,8 @@
 #                                       MLP's extraction, then `harvest bench` of the MLP; one tarball of the results
 #   bash scripts/gpu_kinds.sh last      user_kernel and encoder_norm_first through the matrix, scans extracted and its
 #                                       modules checked beside them; one tarball
+#   bash scripts/gpu_kinds.sh runs      (written for the next session, not yet run) split_scan.py extracted and
+#                                       checked; `harvest run --with` on square_square and small_model with edits
 #   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
 #                                       matrix beside it), every module checked, the template modules' --bench,
 #                                       `harvest bench` of the extraction and a --sweep of one template
@@ -99,4 +101,25 @@ if [ "$1" = last ]; then
   wait
   (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging */raw */manifest.json */report.md)
   ls -la "$OUT/extractions.tgz"; echo "all done at $(elapsed) s"
+fi
+if [ "$1" = runs ]; then
+  timeout ${SCANS_S:-150} python3 -m harvest extract examples/models/split_scan.py -o "$X/split_scan" --device cuda --force -q > "$OUT/split_scan.log" 2>&1
+  echo "harvest extract split_scan rc=$? ($(elapsed) s)"
+  for m in "$X"/split_scan/g*/*.py; do
+    [ -f "$m" ] || continue
+    timeout 60 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(tail -1 "$OUT/check.txt")"
+  done 2>&1 | tee "$OUT/split_scan_checks.txt"
+  python3 -m harvest extract examples/square_square.py -o "$X/sq" --device cuda --force -q > /dev/null 2>&1
+  k="$X/sq/g0_inference/square_square_kernel.py"
+  sed -i "s/^CONFIG = {'BLOCK_SIZE': [0-9]*,/CONFIG = {'BLOCK_SIZE': 256,/; s/    square = a \* a$/    square = tl.fma(a, a, 0.0)/" "$k"
+  timeout 120 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq.txt" 2>&1; echo "run square_square rc=$?"; tail -3 "$OUT/run_sq.txt"
+  sed -i "s/    square_1 = square \* square$/    square_1 = square * square * 1.001/" "$k"
+  timeout 120 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq_wrong.txt" 2>&1; echo "run square_square (wrong edit) rc=$?"; tail -2 "$OUT/run_sq_wrong.txt"
+  python3 -m harvest extract examples/small_model.py -o "$X/sm" --device cuda --force -q > /dev/null 2>&1
+  for m in "$X"/sm/g0_forward/softmax_kernel.py "$X"/sm/g1_backward/softmax_bwd_kernel.py; do
+    sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
+  done
+  timeout 150 python3 -m harvest run examples/small_model.py --with "$X/sm" -q > "$OUT/run_sm.txt" 2>&1; echo "run small_model rc=$?"; tail -3 "$OUT/run_sm.txt"
+  (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging split_scan/raw */manifest.json */runs 2>/dev/null)
+  echo "all done at $(elapsed) s"
 fi
