@@ -485,7 +485,8 @@ RenderJob = tuple[Kernel, Launch, str, str, KernelFusion]
 _RENDER_CONTEXT: tuple | None = None
 
 
-# A rendered module: (source, its reference's summary for the manifest, None) or (None, None, why not).
+# A rendered module: (source, its reference's summary for the manifest, launch_params, None), or (None, None, (),
+# why not).
 Rendered = tuple[str | None, dict | None, tuple[tuple[str, str | None], ...], str | None]
 
 

@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harvest.capture.swap import source_sha
+
 MIB = 1 << 20
 
 
@@ -176,7 +178,7 @@ class LaunchRecorder:
             "event": "launch",
             "graph": graph,
             "kernel": name,
-            "source_sha": _sha(source),
+            "source_sha": source_sha(source),
             "params": list(params),
             "args": [_arg_json(p, a, views) for p, a in zip(params, args)],
             "storages": [
@@ -337,8 +339,3 @@ def _grid(tuner: Any, params: list[str], args: tuple, kwargs: dict) -> list[int]
     except Exception:  # a grid we cannot evaluate is only information: the module computes its own
         return None
 
-
-def _sha(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

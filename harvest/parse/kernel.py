@@ -22,7 +22,6 @@ from harvest.parse.patterns import (
     HEURISTIC,
     KIND_BY_HEURISTIC,
     KIND_BY_PREFIX,
-    REASON_BY_KIND,
     SIZE_HINT_PREFIXES,
     SOURCE_NODES_RE,
     TENSOR_TYPE_RE,
@@ -90,9 +89,9 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
     if problems:
         reason: str | None = "could not read decorator: " + "; ".join(problems)
     elif heuristic not in KIND_BY_HEURISTIC:
-        reason = REASON_BY_KIND.get(kind) or f"unsupported heuristic triton_heuristics.{heuristic}"
+        reason = f"unsupported heuristic triton_heuristics.{heuristic}"
     else:
-        reason = REASON_BY_KIND.get(kind)
+        reason = None
     kernel = replace(
         base,
         kind=kind,

@@ -63,7 +63,6 @@ KIND_BY_PREFIX: dict[str, KernelKind] = {
     "triton_for": "foreach",
     "triton_spl": "split_scan",
 }
-REASON_BY_KIND: dict[str, str] = {}
 SIZE_HINT_PREFIXES = "zyx"
 
 # -- tensor meta in comments -----------------------------------------------------------------------------------------
