@@ -244,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rtol", type=float, default=None, help="relative tolerance of the comparison (with --atol)")
     run.add_argument("--atol", type=float, default=None, help="absolute tolerance of the comparison (with --rtol)")
     run.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="stop each run of the target that runs longer")
+    run.add_argument("--no-timing", action="store_true", help="on a GPU, compare results only: no A/B timing of the kernels and the step")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     bench = commands.add_parser(
         "bench",
@@ -300,7 +301,7 @@ def run_bench(options: argparse.Namespace) -> int:
 def run_with_edits(options: argparse.Namespace, script_args: list[str]) -> int:
     from rich.console import Console
 
-    from harvest.run.command import raise_if_differ, run_with
+    from harvest.run.command import raise_if_differ, run_with, timing_markdown
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -310,12 +311,14 @@ def run_with_edits(options: argparse.Namespace, script_args: list[str]) -> int:
 
     result = run_with(Path(options.target), Path(options.extraction), names=options.kernels, rtol=options.rtol,
                       atol=options.atol, args=tuple(options.script_args + script_args), timeout=options.timeout,
-                      on_progress=progress)
+                      timing=not options.no_timing, on_progress=progress)
     counts = {v: sum(1 for c in result.checks if c.verdict == v) for v in ("bit for bit", "within tolerance", "differs")}
     print(f"{len(result.checks)} graph outputs compared: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
     print(("results equal" if result.equal else "results DIFFER") + f"; report: {result.directory / 'run.md'}")
     if result.device == "cpu":
         print("CPU path: correctness only (the Triton interpreter's times are not GPU times)")
+    else:
+        print("\n".join(timing_markdown(result)))
     raise_if_differ(result)
     return 0
 

@@ -7,8 +7,9 @@
 #                                       MLP's extraction, then `harvest bench` of the MLP; one tarball of the results
 #   bash scripts/gpu_kinds.sh last      user_kernel and encoder_norm_first through the matrix, scans extracted and its
 #                                       modules checked beside them; one tarball
-#   bash scripts/gpu_kinds.sh runs      (written for the next session, not yet run) split_scan.py extracted and
-#                                       checked; `harvest run --with` on square_square and small_model with edits
+#   bash scripts/gpu_kinds.sh runs      `harvest run --with` (results and A/B times) on square_square, small_model and
+#                                       transformer_encoder with edits; their runs/ in one tarball
+#   bash scripts/gpu_kinds.sh scans     split_scan.py extracted, every module checked, its raw capture back
 #   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
 #                                       matrix beside it), every module checked, the template modules' --bench,
 #                                       `harvest bench` of the extraction and a --sweep of one template
@@ -103,23 +104,53 @@ if [ "$1" = last ]; then
   ls -la "$OUT/extractions.tgz"; echo "all done at $(elapsed) s"
 fi
 if [ "$1" = runs ]; then
-  timeout ${SCANS_S:-150} python3 -m harvest extract examples/models/split_scan.py -o "$X/split_scan" --device cuda --force -q > "$OUT/split_scan.log" 2>&1
-  echo "harvest extract split_scan rc=$? ($(elapsed) s)"
+  # harvest run --with on the H200: square_square (a BLOCK_SIZE edit and tl.fma, then a wrong edit), small_model's
+  # two softmax kernels at num_warps 8, and a transformer block's training step with two kernels at other num_warps.
+  python3 -m harvest extract examples/square_square.py -o "$X/sq" --device cuda --force -q > "$OUT/extract_sq.txt" 2>&1
+  echo "extract square_square rc=$? ($(elapsed) s)"
+  k="$X/sq/g0_inference/square_square_kernel.py"
+  sed -i "s/^CONFIG = {'BLOCK_SIZE': [0-9]*,/CONFIG = {'BLOCK_SIZE': 256,/; s/    square = a \* a$/    square = tl.fma(a, a, 0.0)/" "$k"
+  timeout 150 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq.txt" 2>&1; echo "run square_square rc=$? ($(elapsed) s)"; cat "$OUT/run_sq.txt" | tail -12
+  sed -i "s/    square_1 = square \* square$/    square_1 = square * square * 1.001/" "$k"
+  timeout 150 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq_wrong.txt" 2>&1; echo "run square_square (wrong edit) rc=$? ($(elapsed) s)"; tail -3 "$OUT/run_sq_wrong.txt"
+  python3 -m harvest extract examples/small_model.py -o "$X/sm" --device cuda --force -q > "$OUT/extract_sm.txt" 2>&1
+  echo "extract small_model rc=$? ($(elapsed) s)"
+  for m in "$X"/sm/g0_forward/softmax_kernel.py "$X"/sm/g1_backward/softmax_bwd_kernel.py; do
+    [ -f "$m" ] || echo "no $m: $(ls "$X"/sm/g*/ | tr '\n' ' ')"
+    sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
+  done
+  timeout 180 python3 -m harvest run examples/small_model.py --with "$X/sm" -q > "$OUT/run_sm.txt" 2>&1; echo "run small_model rc=$? ($(elapsed) s)"; tail -12 "$OUT/run_sm.txt"
+  T=examples/models/transformer_encoder.py
+  timeout ${TE_S:-200} python3 -m harvest extract $T -o "$X/te" --device cuda --force -q > "$OUT/extract_te.txt" 2>&1
+  echo "extract transformer_encoder rc=$? ($(elapsed) s)"
+  python3 - "$X/te" <<'PY' | tee "$OUT/te_edits.txt"
+import re, sys
+from pathlib import Path
+root = Path(sys.argv[1])
+edited = 0
+for graph in ("g0_forward", "g1_backward"):  # the first module of each graph with a num_warps in its CONFIG
+    for path in sorted((root / graph).glob("*.py")):
+        text = path.read_text()
+        found = re.search(r"'num_warps': (\d+)", text)
+        if found and "triton_tem" not in text[:2000]:
+            warps = 4 if int(found.group(1)) != 4 else 8
+            path.write_text(text.replace(found.group(0), f"'num_warps': {warps}", 1))
+            print(f"edited {path.relative_to(root)}: num_warps {found.group(1)} -> {warps}")
+            edited += 1
+            break
+print(f"{edited} modules edited")
+PY
+  timeout ${TE_RUN_S:-300} python3 -m harvest run $T --with "$X/te" -q > "$OUT/run_te.txt" 2>&1; echo "run transformer_encoder rc=$? ($(elapsed) s)"; tail -12 "$OUT/run_te.txt"
+  (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging */manifest.json */runs */report.md 2>/dev/null)
+  echo "all done at $(elapsed) s"
+fi
+if [ "$1" = scans ]; then
+  timeout ${SCANS_S:-200} python3 -m harvest extract examples/models/split_scan.py -o "$X/split_scan" --device cuda --force -q > "$OUT/split_scan.log" 2>&1
+  echo "harvest extract split_scan rc=$? ($(elapsed) s)"; tail -5 "$OUT/split_scan.log"
   for m in "$X"/split_scan/g*/*.py; do
     [ -f "$m" ] || continue
     timeout 60 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(tail -1 "$OUT/check.txt")"
   done 2>&1 | tee "$OUT/split_scan_checks.txt"
-  python3 -m harvest extract examples/square_square.py -o "$X/sq" --device cuda --force -q > /dev/null 2>&1
-  k="$X/sq/g0_inference/square_square_kernel.py"
-  sed -i "s/^CONFIG = {'BLOCK_SIZE': [0-9]*,/CONFIG = {'BLOCK_SIZE': 256,/; s/    square = a \* a$/    square = tl.fma(a, a, 0.0)/" "$k"
-  timeout 120 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq.txt" 2>&1; echo "run square_square rc=$?"; tail -3 "$OUT/run_sq.txt"
-  sed -i "s/    square_1 = square \* square$/    square_1 = square * square * 1.001/" "$k"
-  timeout 120 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq_wrong.txt" 2>&1; echo "run square_square (wrong edit) rc=$?"; tail -2 "$OUT/run_sq_wrong.txt"
-  python3 -m harvest extract examples/small_model.py -o "$X/sm" --device cuda --force -q > /dev/null 2>&1
-  for m in "$X"/sm/g0_forward/softmax_kernel.py "$X"/sm/g1_backward/softmax_bwd_kernel.py; do
-    sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
-  done
-  timeout 150 python3 -m harvest run examples/small_model.py --with "$X/sm" -q > "$OUT/run_sm.txt" 2>&1; echo "run small_model rc=$?"; tail -3 "$OUT/run_sm.txt"
-  (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging split_scan/raw */manifest.json */runs 2>/dev/null)
+  raw_back split_scan
   echo "all done at $(elapsed) s"
 fi

@@ -308,6 +308,7 @@ def main(argv: list[str]) -> int:
         recorder.swaps = KernelSwaps(Path(settings["swaps"]), log)
     if settings.get("outputs_dir"):
         recorder.outputs_dir = Path(settings["outputs_dir"])
+    timing_out = Path(settings["timing_out"]) if settings.get("timing_out") else None  # `harvest run`'s A/B timing
     sys.argv = [target, *target_args]
     sys.path.insert(0, str(Path(target).resolve().parent))
 
@@ -341,6 +342,7 @@ def main(argv: list[str]) -> int:
     install_hooks(log, recorder)
     track_autotuners()
     recorder.install()
+    recorder.keep_inputs = use_cuda and timing_out is not None and recorder.swaps is not None
 
     status, code, error = "ok", 0, ""
     try:
@@ -360,6 +362,11 @@ def main(argv: list[str]) -> int:
         error = "".join(traceback.format_exception(type(exc), exc, frames)[-12:])
         traceback.print_exception(type(exc), exc, frames, file=sys.stderr)  # as Python prints it, into the target's log
         sys.stderr.flush()
+    if recorder.keep_inputs and timing_out is not None and code == 0 and status in ("ok", "exit"):
+        progress("timing the compiled step with Inductor's kernels and with the edited ones, interleaved")
+        from harvest.capture.ab_timing import write_timing
+
+        write_timing(timing_out, recorder)
     try:
         recorder.write_counts()
         record_winners(log)

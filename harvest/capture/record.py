@@ -40,6 +40,9 @@ class LaunchRecorder:
         self.swaps: Any = None  # harvest.capture.swap.KernelSwaps: `harvest run --with`'s edited kernels
         self.outputs_dir: Path | None = None  # where each graph's first call saves its outputs (`harvest run`)
         self.outputs_saved: set[int] = set()
+        self.keep_inputs = False  # `harvest run`'s timing on a GPU: keep each graph's first call and its inputs
+        self.graph_calls: list[tuple[int, Any, list]] = []  # (graph, its call, a copy of its first call's inputs)
+        self.timing = False  # while ab_timing runs: launches are neither recorded nor counted
 
     # -- which graph launched a kernel --------------------------------------------------------------------------
 
@@ -51,6 +54,7 @@ class LaunchRecorder:
         recorder = self
 
         def call(*args, **kwargs):
+            recorder.keep_first_inputs(graph_index, call, args)
             recorder.graph_stack.append(graph_index)
             try:
                 result = original(*args, **kwargs)
@@ -61,6 +65,16 @@ class LaunchRecorder:
 
         call._harvest_graph = graph_index  # type: ignore[attr-defined]
         module.call = call
+
+    def keep_first_inputs(self, graph: int, call: Any, args: tuple) -> None:
+        """A copy of the inputs of a graph's first call (Inductor's call(args) empties the list it is given)."""
+        if not self.keep_inputs or self.timing or self.log.forked() or any(g == graph for g, _, _ in self.graph_calls):
+            return
+        if len(args) != 1 or not isinstance(args[0], list):
+            return
+        from harvest.capture.ab_timing import fresh_inputs
+
+        self.graph_calls.append((graph, call, fresh_inputs(args[0])))
 
     def save_outputs(self, graph: int, result: Any) -> None:
         """The tensors a graph's first call returned, as plain tensors on the CPU: what `harvest run` compares
@@ -113,6 +127,12 @@ class LaunchRecorder:
         name = (getattr(tuner, "inductor_meta", None) or {}).get("kernel_name") or getattr(tuner.fn, "__name__", "?")
         source = getattr(tuner.fn, "src", "") or ""
         graph = self.graph_of(tuner, name, source)
+        if self.timing:  # harvest.capture.ab_timing: the swap (when on) or Inductor's kernel, nothing recorded
+            if self.swaps is not None and self.swaps.enabled and (graph, name) in self.swaps.swaps:
+                swapped = self.swaps.runner(graph, name, _param_names(tuner, len(args)), args)
+                if swapped is not None:
+                    return swapped()
+            return original_run(tuner, *args, **kwargs)
         if not source:  # the interpreter's functions keep no source: read the kernel from its graph's code
             source = self.log.kernel_source(graph, name)
         key = (graph, name)

@@ -127,6 +127,7 @@ def run_target(
     artifact: bool = False,
     swaps: Path | None = None,
     outputs_dir: Path | None = None,
+    timing_out: Path | None = None,
     while_running: Callable[[Path, Callable[[str], str]], Callable[[], None]] | None = None,
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
@@ -161,6 +162,8 @@ def run_target(
             options.append(f"swaps={swaps}")
         if outputs_dir is not None:  # and where each graph's first call saves its outputs
             options.append(f"outputs_dir={outputs_dir}")
+        if timing_out is not None:  # and, on a GPU, where the A/B timing of the step goes (harvest.capture.ab_timing)
+            options.append(f"timing_out={timing_out}")
         command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), *options, "--"]
         command += [str(target), *args]
 

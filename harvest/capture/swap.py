@@ -30,10 +30,15 @@ class KernelSwaps:
         self.modules: dict[str, Any] = {}
         self.told: set[tuple[int, str]] = set()
         self.checked: set[tuple[int, str]] = set()  # swaps whose kernel source was found to be the one extracted
+        self.enabled = True  # off: Inductor's own kernels run (the timing's A side, harvest.capture.ab_timing)
+
+    def kernel_names(self) -> dict[tuple[int, str], str]:
+        """(graph, Inductor's kernel) -> the name of the module's kernel that runs in its place."""
+        return {key: str(s.get("module_kernel") or key[1]) for key, s in sorted(self.swaps.items())}
 
     def runner(self, graph: int, name: str, params: list[str], args: tuple) -> Callable[[], Any] | None:
         """What to run for this launch instead of Inductor's kernel, or None when it is not swapped."""
-        swap = self.swaps.get((graph, name))
+        swap = self.swaps.get((graph, name)) if self.enabled else None
         if swap is None:
             return None
         key = (graph, name)

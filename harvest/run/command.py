@@ -49,6 +49,7 @@ class RunResult:
     device: str = ""
     seconds: tuple[float, float] = (0.0, 0.0)
     target_failed: str = ""  # the target's own failure with the edited kernels (its check of its results, say)
+    timing: dict = field(default_factory=dict)  # harvest.capture.ab_timing's figures (GPU), or {"error": why not}
 
     @property
     def equal(self) -> bool:
@@ -56,7 +57,7 @@ class RunResult:
 
 
 def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol: float | None = None,
-             atol: float | None = None, args: Sequence[str] = (), timeout: float | None = None,
+             atol: float | None = None, args: Sequence[str] = (), timeout: float | None = None, timing: bool = True,
              on_progress: Callable[[str], None] = lambda line: None) -> RunResult:
     """Run `target` with Inductor's kernels, then with the extraction's edited modules; compare; write runs/<n>/."""
     if (rtol is None) != (atol is None):
@@ -85,7 +86,8 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
             on_progress(f"running {target} with {label}" + (" (CPU path: the Triton interpreter)" if device == "cpu" else ""))
             runs[key] = run_target(target, tuple(args), timeout=timeout, device=device, on_progress=on_progress,
                                    log_path=work / f"{key}.log", record_dir=work / f"{key}-records",
-                                   swaps=swapped, outputs_dir=work / f"{key}-outputs")
+                                   swaps=swapped, outputs_dir=work / f"{key}-outputs",
+                                   timing_out=work / "timing.json" if swapped and timing and device == "cuda" else None)
             failed = _check_outcome(runs[key], label, swaps)
             if failed and not swapped:
                 raise TargetError(f"the target failed with Inductor's own kernels, before any edit: {failed}")
@@ -93,12 +95,26 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
         first = next((c for c in checks if c.verdict == "differs"), None)
         culprit = first_changed_kernel(work / "inductor-records", work / "edited-records",
                                        runs["edited"].launch_order, names_of, swaps) if first or failed else ""
+        times = _read_timing(work / "timing.json", device, timing, failed)
     number, directory = _next_run(extraction)
     result = RunResult(number, directory, swaps, checks, first, culprit, device,
-                       (runs["inductor"].seconds, runs["edited"].seconds), failed)
+                       (runs["inductor"].seconds, runs["edited"].seconds), failed, times)
     _write(result, target, extraction, args, rtol, atol)
     _list_in_report(result, extraction)
     return result
+
+
+def _read_timing(path: Path, device: str, asked: bool, failed: str) -> dict:
+    """The child's A/B figures, or why there are none."""
+    if device != "cuda":
+        return {"error": "not measured on the CPU path (the Triton interpreter's times are not GPU times): correctness only"}
+    if not asked:
+        return {"error": "not measured (--no-timing)"}
+    if failed:
+        return {"error": "not measured: the target failed with the edited kernels"}
+    if not path.is_file():
+        return {"error": "not measured: the run with the edited kernels wrote no timing"}
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _capture_record(extraction: Path) -> dict:
@@ -232,8 +248,7 @@ def _write(result: RunResult, target: Path, extraction: Path, args: Sequence[str
         "first_difference": asdict(result.first_difference) if result.first_difference else None,
         "first_changed_kernel": result.culprit or None,
         "outputs": [asdict(c) for c in result.checks],
-        "timing": "not measured on the CPU path (the Triton interpreter's times are not GPU times)"
-                  if result.device == "cpu" else "not measured yet: this harvest compares results only",
+        "timing": timing_json(result),
     }
     (result.directory / "run.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     (result.directory / "run.md").write_text(run_markdown(result, target), encoding="utf-8")
@@ -275,9 +290,62 @@ def run_markdown(result: RunResult, target: Path) -> str:
     lines += ["", "| graph | output | dtype | shape | result | max abs diff |", "|---|---|---|---|---|---|"]
     lines += [f"| {c.graph} | {c.index} | {c.dtype} | {list(c.shape)} | {c.verdict} | "
               f"{'' if c.max_abs_diff is None else f'{c.max_abs_diff:.3g}'} |" for c in result.checks]
-    lines += ["", "Timing: " + ("not measured on the CPU path (the Triton interpreter's times are not GPU times)."
-                                if result.device == "cpu" else "not measured yet (this harvest compares results only).")]
+    lines += ["", *timing_markdown(result)]
     return "\n".join(lines) + "\n"
+
+
+def timing_json(result: RunResult) -> dict:
+    """run.json's timing: the child's figures, graphs and modules named as the extraction names them."""
+    timing = result.timing
+    if not timing or "error" in timing:
+        return {"measured": False, "why": timing.get("error", "not measured")}
+    swaps = {(s.graph_index, s.kernel): s for s in result.swaps}
+    kernels = []
+    for k in timing["kernels"]:
+        swap = swaps.get((k["graph"], k["kernel"]))
+        kernels.append({**k, "graph": swap.graph if swap else k["graph"], "module": swap.module if swap else ""})
+    return {"measured": True,
+            "how": "the step: CUDA events around every graph's call, Inductor's kernels and the edited ones "
+                   "interleaved in one process; each replaced kernel: the profiler's device time in its graph",
+            "step": timing["step"], "kernels": kernels, "seconds": timing.get("seconds")}
+
+
+def _ms(summary: dict | None) -> str:
+    if not summary:
+        return "not found"
+    return f"{summary['median_ms']:.4f} ({summary['p20_ms']:.4f}-{summary['p80_ms']:.4f})"
+
+
+def _ratio(before: dict | None, after: dict | None) -> str:
+    if not before or not after or not before["median_ms"]:
+        return ""
+    return f"{after['median_ms'] / before['median_ms']:.3f}"
+
+
+def timing_markdown(result: RunResult) -> list[str]:
+    """The one table of micro win and end-to-end effect: each replaced kernel's in-graph time before and after, and
+    the whole compiled step's, medians with p20-p80 in ms."""
+    timing = timing_json(result)
+    if not timing["measured"]:
+        return [f"Timing: {timing['why']}."]
+    step = timing["step"]
+    before = step.get("inductor")
+    graphs = len(step["graphs"])
+    lines = [f"Timing: {step['repetitions']} repetitions of the step, Inductor's kernels and the edited ones "
+             f"interleaved in one process; the step is every graph called once ({graphs} graph{'s' if graphs != 1 else ''}). "
+             "Median (p20-p80) in ms; after/before under 1 is a win.", "",
+             "| what | before: Inductor | after: edited | after/before | share of the step before |",
+             "|---|---|---|---|---|"]
+    for k in timing["kernels"]:
+        share = (f"{100 * k['inductor']['median_ms'] / before['median_ms']:.1f} %"
+                 if k.get("inductor") and before and before["median_ms"] else "")
+        lines.append(f"| {k['graph']}/{k['kernel']} ({k['module'] or k['module_kernel']}), in its graph | "
+                     f"{_ms(k.get('inductor'))} | {_ms(k.get('edited'))} | {_ratio(k.get('inductor'), k.get('edited'))} | {share} |")
+    lines.append(f"| **the whole compiled step** | {_ms(before)} | {_ms(step.get('edited'))} | "
+                 f"{_ratio(before, step.get('edited'))} | 100 % |")
+    lines += ["", "The step's time includes the host's launch work (an edited module launches through Triton's JIT); "
+              "a kernel's time is its device time alone, summed over its launches in one call of its graph."]
+    return lines
 
 
 def raise_if_differ(result: RunResult) -> None:

@@ -26,11 +26,12 @@ class Swap:
     edited: bool  # its text differs from what harvest wrote
     source_sha: str  # of the kernel source Inductor wrote when it was extracted: the new run's must be the same
     params: tuple[tuple[str, str | None], ...]  # Inductor's launch parameter -> the module's (None: fixed in its body)
+    module_kernel: str = ""  # the module's @triton.jit function: what the profiler calls the edited kernel
 
     def to_json(self, module_path: str) -> dict:
         """The child's spec of this swap (module_path: where the child imports the module from)."""
         return {"graph": self.graph_index, "kernel": self.kernel, "module": module_path, "source_sha": self.source_sha,
-                "params": [list(p) for p in self.params]}
+                "params": [list(p) for p in self.params], "module_kernel": self.module_kernel}
 
 
 def plan_swaps(manifest: Mapping, graph_indices: Mapping[str, int], modules: Mapping[str, str],
@@ -84,4 +85,4 @@ def _swap(graph: str, kernel: Mapping, path: str, text: str, edited: bool, graph
         raise SwapError(f"{path}: raw/{graph}/output_code.py does not define {kernel['name']} (the extraction's raw/ is "
                         "incomplete): run `harvest extract` on its target again")
     dropped = tuple((inductor, m if m in module.runtime_params else None) for inductor, m in params)
-    return Swap(graph, graph_indices[graph], kernel["name"], path, edited, source_sha(source), dropped)
+    return Swap(graph, graph_indices[graph], kernel["name"], path, edited, source_sha(source), dropped, module.name)

@@ -1,0 +1,150 @@
+"""Child side of `harvest run --with`'s timing, on a GPU: the compiled step with Inductor's kernels (A) and with the
+edited ones (B), interleaved in one process, after the target's own run.
+
+The recorder kept each graph's first call and a copy of its inputs (strides kept: Inductor asserts them). One step
+is every graph called once, in the order the target first called them, on fresh copies of those inputs (made before
+the clock starts). A and B alternate, the order flipping every repetition, so drift (clocks, temperature, the
+allocator) falls on both alike; warm-up rounds come first and are not counted.
+
+  * The step: CUDA events around all the graphs' calls, the host synchronized before the start, so the time
+    includes what the host adds (launch overhead: an edited module launches through Triton's JIT, Inductor through
+    its own launcher) as a real step does.
+  * Each replaced kernel: its own device time in its graph (the profiler's CUPTI records: no event or launch gap
+    inside), A and B in alternating profiler sessions, summed over its launches in one call of its graph.
+
+Results are medians and 20th/80th percentiles in milliseconds, written as JSON for the parent (harvest.run).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from harvest.timing import kernel_durations, summarize
+
+
+def fresh_inputs(inputs: list) -> list:
+    """A new copy of a graph's inputs: each tensor in new memory with its own size and strides, others as they are."""
+    import torch
+
+    def copy(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            made = torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device)
+            return made.copy_(value.detach()) if value.numel() else made
+        return value
+
+    return [copy(v) for v in inputs]
+
+
+def step_time(graphs: list[tuple[int, Any, list]]) -> float:
+    """One step (every graph called once on fresh inputs), timed with CUDA events, in ms."""
+    import torch
+
+    prepared = [(call, fresh_inputs(inputs)) for _, call, inputs in graphs]
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for call, inputs in prepared:
+        call(inputs)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def kernel_times(call: Any, inputs: list, names: list[str], reps: int) -> dict[str, list[float]]:
+    """Per kernel name: its device time per call of the graph (the sum over its launches in that call), in ms."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    prepared = [fresh_inputs(inputs) for _ in range(reps)]
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for each in prepared:
+            call(each)
+        torch.cuda.synchronize()
+    found = kernel_durations(prof, names)
+    per_call = {}
+    for name, durations in found.items():
+        if durations and len(durations) % reps == 0:
+            launches = len(durations) // reps
+            per_call[name] = [sum(durations[i * launches:(i + 1) * launches]) for i in range(reps)]
+        else:
+            per_call[name] = []
+    return per_call
+
+
+def _summary(values: list[float]) -> dict | None:
+    found = summarize(values)
+    return None if found is None else {"median_ms": found.median_ms, "p20_ms": found.p20_ms, "p80_ms": found.p80_ms,
+                                       "samples": found.samples}
+
+
+def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict[tuple[int, str], str],
+             budget_s: float = 6.0) -> dict:
+    """The step and each swapped kernel, with Inductor's kernels (swaps off) and the edited ones (swaps on).
+    graphs: (graph index, its call, its first call's inputs) in first-call order; kernel_names: (graph, Inductor's
+    kernel) -> the edited module's kernel name (what the profiler calls it)."""
+    began = time.monotonic()
+    steps: dict[str, list[float]] = {"inductor": [], "edited": []}
+
+    def both(record: bool, flip: bool) -> None:
+        for mode in (("edited", "inductor") if flip else ("inductor", "edited")):
+            swaps.enabled = mode == "edited"
+            took = step_time(graphs)
+            if record:
+                steps[mode].append(took)
+
+    warm = time.monotonic()
+    for i in range(3):  # warm-up: the edited modules are compiled already (the target's run launched them)
+        both(False, bool(i % 2))
+    pair_s = max((time.monotonic() - warm) / 3, 1e-4)
+    reps = max(10, min(200, int(budget_s * 0.6 / pair_s)))
+    for i in range(reps):
+        both(True, bool(i % 2))
+
+    kernels = []
+    by_graph: dict[int, list[tuple[str, str]]] = {}
+    for (graph, inductor), mine in kernel_names.items():
+        by_graph.setdefault(graph, []).append((inductor, mine))
+    calls = {index: (call, inputs) for index, call, inputs in graphs}
+    kernel_reps = max(5, min(50, reps // 2))
+    for graph, pairs in sorted(by_graph.items()):
+        if graph not in calls:
+            continue
+        call, inputs = calls[graph]
+        times: dict[str, list[float]] = {"inductor": [], "edited": []}
+        for round_ in range(4):
+            for mode in (("edited", "inductor") if round_ % 2 else ("inductor", "edited")):
+                swaps.enabled = mode == "edited"
+                names = [inductor if mode == "inductor" else mine for inductor, mine in pairs]
+                found = kernel_times(call, inputs, names, kernel_reps)
+                for (inductor, mine), name in zip(pairs, names):
+                    times.setdefault(f"{mode}:{inductor}", []).extend(found.get(name, []))
+        for inductor, mine in pairs:
+            kernels.append({"graph": graph, "kernel": inductor, "module_kernel": mine,
+                            "inductor": _summary(times.get(f"inductor:{inductor}", [])),
+                            "edited": _summary(times.get(f"edited:{inductor}", []))})
+    swaps.enabled = True
+    return {"step": {"inductor": _summary(steps["inductor"]), "edited": _summary(steps["edited"]),
+                     "graphs": [index for index, _, _ in graphs], "repetitions": reps},
+            "kernels": kernels, "seconds": round(time.monotonic() - began, 1)}
+
+
+def write_timing(path: Path, recorder: Any) -> None:
+    """Time A and B from what the recorder kept; the JSON the parent reads (an "error" when it could not)."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            data: dict = {"error": "no GPU: timing is for the GPU path"}
+        elif recorder.swaps is None or not recorder.graph_calls:
+            data = {"error": "no graph was called with its inputs kept"}
+        else:
+            recorder.timing = True  # the launch hook's fast path: no recording while timing
+            data = time_a_b(recorder.graph_calls, recorder.swaps, recorder.swaps.kernel_names())
+    except Exception as exc:  # timing is the last thing the run does: say why it failed, keep the comparison
+        message = next((line for line in str(exc).strip().splitlines() if line.strip()), "")
+        data = {"error": f"{type(exc).__name__}: {message}"}
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

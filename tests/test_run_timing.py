@@ -1,0 +1,124 @@
+"""`harvest run`'s A/B timing: the child's interleaving and what it keeps, and the table the parent writes.
+
+The timing itself needs a GPU (CUDA events, the profiler's CUDA records): here the events are replaced by a host
+clock (the one thing outside this machine), and everything else runs as it does on a GPU; the H200 runs are in
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from harvest.capture import ab_timing
+from harvest.capture.bootstrap import EventLog
+from harvest.capture.record import LaunchRecorder
+from harvest.run.command import RunResult, timing_markdown
+from harvest.run.plan import Swap
+
+
+def test_fresh_inputs_copy_every_tensor_with_its_strides_into_new_memory():
+    base = torch.arange(24.0).reshape(4, 6)
+    view = base.t()[1:]  # strided, with an offset into its storage
+    inputs = [view, 7, None, torch.zeros(0)]
+    copied = ab_timing.fresh_inputs(inputs)
+    assert copied[0].stride() == view.stride() and copied[0].shape == view.shape and torch.equal(copied[0], view)
+    assert copied[0].untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
+    assert copied[1:3] == [7, None] and copied[3].numel() == 0
+
+
+class Module:  # what Inductor's wrapper module is to the recorder: a call(args) that empties its list
+    def __init__(self):
+        self.calls = []
+
+    def call(self, args):
+        self.calls.append([a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+        args.clear()
+        return (torch.ones(1),)
+
+
+def test_the_recorder_keeps_each_graphs_first_call_and_a_copy_of_its_inputs(tmp_path):
+    recorder = LaunchRecorder(EventLog(tmp_path), None, 1 << 20, 1 << 20, layouts_only=True)
+    recorder.keep_inputs = True
+    module = Module()
+    recorder.wrap_call(module, 3)
+    x = torch.randn(5)
+    module.call([x, 2])
+    module.call([torch.zeros(5), 9])  # a later call is not kept
+    [(graph, call, inputs)] = recorder.graph_calls
+    assert graph == 3 and call is module.call and torch.equal(inputs[0], x) and inputs[1] == 2
+    x.add_(1)  # the kept inputs are a copy: what the target does to its tensors later does not reach them
+    assert not torch.equal(inputs[0], x)
+
+
+class HostEvent:  # a CUDA event read from the host clock: no GPU here
+    def __init__(self, enable_timing=True):
+        self.at = 0.0
+
+    def record(self):
+        self.at = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return (end.at - self.at) * 1e3
+
+
+class Swaps:
+    enabled = True
+
+
+def test_a_and_b_alternate_and_the_slower_side_is_measured_slower(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "Event", HostEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    swaps = Swaps()
+    seen = []
+
+    def graph(args):
+        seen.append(swaps.enabled)
+        time.sleep(0.004 if swaps.enabled else 0.001)  # the edited step is 3 ms slower
+        args.clear()
+
+    def kernels(call, inputs, names, reps):
+        return {name: [2.0 if name == "mine" else 1.0] * reps for name in names}
+
+    monkeypatch.setattr(ab_timing, "kernel_times", kernels)
+    data = ab_timing.time_a_b([(0, graph, [torch.ones(3)])], swaps, {(0, "triton_poi_fused_0"): "mine"}, budget_s=0.3)
+    step = data["step"]
+    assert step["repetitions"] >= 10 and step["inductor"]["samples"] == step["edited"]["samples"] == step["repetitions"]
+    assert step["edited"]["median_ms"] > step["inductor"]["median_ms"] + 2
+    pairs = list(zip(seen[::2], seen[1::2]))
+    assert all(a != b for a, b in pairs) and pairs[0] != pairs[1]  # each repetition runs both, the order flipping
+    [kernel] = data["kernels"]
+    assert kernel["inductor"]["median_ms"] == 1.0 and kernel["edited"]["median_ms"] == 2.0
+    assert swaps.enabled  # left on, as the run had it
+
+
+def figures(median, low, high):
+    return {"median_ms": median, "p20_ms": low, "p80_ms": high, "samples": 40}
+
+
+def test_the_table_puts_each_kernels_win_beside_the_steps_effect():
+    swap = Swap("g1_backward", 1, "triton_per_fused_0", "g1_backward/softmax_bwd_kernel.py", True, "0" * 16, (),
+                "softmax_bwd_kernel")
+    timing = {"step": {"inductor": figures(2.0, 1.9, 2.1), "edited": figures(2.1, 2.0, 2.2), "graphs": [0, 1],
+                       "repetitions": 40},
+              "kernels": [{"graph": 1, "kernel": "triton_per_fused_0", "module_kernel": "softmax_bwd_kernel",
+                           "inductor": figures(0.5, 0.49, 0.51), "edited": figures(0.4, 0.39, 0.41)}], "seconds": 3.0}
+    result = RunResult(1, Path("runs/1"), (swap,), device="cuda", timing=timing)
+    table = "\n".join(timing_markdown(result))
+    assert ("| g1_backward/triton_per_fused_0 (g1_backward/softmax_bwd_kernel.py), in its graph | 0.5000 (0.4900-0.5100) "
+            "| 0.4000 (0.3900-0.4100) | 0.800 | 25.0 % |") in table
+    assert "| **the whole compiled step** | 2.0000 (1.9000-2.1000) | 2.1000 (2.0000-2.2000) | 1.050 | 100 % |" in table
+    assert "40 repetitions" in table and "2 graphs" in table
+
+
+@pytest.mark.parametrize("why", ["not measured on the CPU path (the Triton interpreter's times are not GPU times): "
+                                 "correctness only", "not measured (--no-timing)"])
+def test_no_timing_says_why_in_one_line(why):
+    result = RunResult(1, Path("runs/1"), (), device="cpu", timing={"error": why})
+    assert timing_markdown(result) == [f"Timing: {why}."]
