@@ -9,6 +9,8 @@
 #                                       modules checked beside them; one tarball
 #   bash scripts/gpu_kinds.sh runs      `harvest run --with` (results and A/B times) on square_square, small_model and
 #                                       transformer_encoder with edits; their runs/ in one tarball
+#   bash scripts/gpu_kinds.sh runs2     square_square as extracted (-k), edited and wrong; small_model with tolerances;
+#                                       then scans
 #   bash scripts/gpu_kinds.sh scans     split_scan.py extracted, every module checked, its raw capture back
 #   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
 #                                       matrix beside it), every module checked, the template modules' --bench,
@@ -144,6 +146,27 @@ PY
   (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging */manifest.json */runs */report.md 2>/dev/null)
   echo "all done at $(elapsed) s"
 fi
+if [ "$1" = runs2 ]; then
+  # square_square run as extracted (-k: the swap path's own cost), then edited, then wrong (the culprit named from
+  # checksums: its 800 MB record is over the per-kernel cap); small_model's num_warps 8 softmaxes with tolerances;
+  # then split_scan.py extracted and checked (scans, below)
+  python3 -m harvest extract examples/square_square.py -o "$X/sq" --device cuda --force -q > "$OUT/extract_sq.txt" 2>&1
+  echo "extract square_square rc=$? ($(elapsed) s)"
+  timeout 150 python3 -m harvest run examples/square_square.py --with "$X/sq" -k square_square_kernel -q > "$OUT/run_sq_as.txt" 2>&1; echo "run square_square as extracted rc=$? ($(elapsed) s)"; tail -9 "$OUT/run_sq_as.txt"
+  k="$X/sq/g0_inference/square_square_kernel.py"
+  sed -i "s/^CONFIG = {'BLOCK_SIZE': [0-9]*,/CONFIG = {'BLOCK_SIZE': 256,/; s/    square = a \* a$/    square = tl.fma(a, a, 0.0)/" "$k"
+  timeout 150 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq.txt" 2>&1; echo "run square_square rc=$? ($(elapsed) s)"; tail -9 "$OUT/run_sq.txt"
+  sed -i "s/    square_1 = square \* square$/    square_1 = square * square * 1.001/" "$k"
+  timeout 150 python3 -m harvest run examples/square_square.py --with "$X/sq" -q > "$OUT/run_sq_wrong.txt" 2>&1; echo "run square_square (wrong edit) rc=$? ($(elapsed) s)"; tail -2 "$OUT/run_sq_wrong.txt"
+  python3 -m harvest extract examples/small_model.py -o "$X/sm" --device cuda --force -q > "$OUT/extract_sm.txt" 2>&1
+  echo "extract small_model rc=$? ($(elapsed) s)"
+  for m in "$X"/sm/g0_forward/softmax_kernel.py "$X"/sm/g1_backward/softmax_bwd_kernel.py; do
+    sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
+  done
+  timeout 180 python3 -m harvest run examples/small_model.py --with "$X/sm" --rtol 1e-4 --atol 1e-4 -q > "$OUT/run_sm.txt" 2>&1; echo "run small_model rc=$? ($(elapsed) s)"; tail -12 "$OUT/run_sm.txt"
+  (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging */manifest.json */runs */report.md 2>/dev/null)
+  set -- scans
+fi
 if [ "$1" = scans ]; then
   timeout ${SCANS_S:-200} python3 -m harvest extract examples/models/split_scan.py -o "$X/split_scan" --device cuda --force -q > "$OUT/split_scan.log" 2>&1
   echo "harvest extract split_scan rc=$? ($(elapsed) s)"; tail -5 "$OUT/split_scan.log"
@@ -152,5 +175,6 @@ if [ "$1" = scans ]; then
     timeout 60 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(tail -1 "$OUT/check.txt")"
   done 2>&1 | tee "$OUT/split_scan_checks.txt"
   raw_back split_scan
+  [ -f "$X/sq/manifest.json" ] && (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude .records-staging */manifest.json */runs */report.md split_scan/g* 2>/dev/null)
   echo "all done at $(elapsed) s"
 fi

@@ -16,7 +16,7 @@ import torch
 from harvest.capture import ab_timing
 from harvest.capture.bootstrap import EventLog
 from harvest.capture.record import LaunchRecorder
-from harvest.run.command import RunResult, timing_markdown
+from harvest.run.command import RunResult, first_changed_kernel, timing_markdown
 from harvest.run.plan import Swap
 
 
@@ -108,12 +108,13 @@ def test_the_table_puts_each_kernels_win_beside_the_steps_effect():
     timing = {"step": {"inductor": figures(2.0, 1.9, 2.1), "edited": figures(2.1, 2.0, 2.2), "graphs": [0, 1],
                        "repetitions": 40},
               "kernels": [{"graph": 1, "kernel": "triton_per_fused_0", "module_kernel": "softmax_bwd_kernel",
-                           "inductor": figures(0.5, 0.49, 0.51), "edited": figures(0.4, 0.39, 0.41)}], "seconds": 3.0}
+                           "inductor": figures(0.5, 0.49, 0.51), "edited": figures(0.4, 0.39, 0.41),
+                           "host_us": {"inductor": 6.5, "edited": 31.25}}], "seconds": 3.0}
     result = RunResult(1, Path("runs/1"), (swap,), device="cuda", timing=timing)
     table = "\n".join(timing_markdown(result))
     assert ("| g1_backward/triton_per_fused_0 (g1_backward/softmax_bwd_kernel.py), in its graph | 0.5000 (0.4900-0.5100) "
-            "| 0.4000 (0.3900-0.4100) | 0.800 | 25.0 % |") in table
-    assert "| **the whole compiled step** | 2.0000 (1.9000-2.1000) | 2.1000 (2.0000-2.2000) | 1.050 | 100 % |" in table
+            "| 0.4000 (0.3900-0.4100) | 0.800 | 25.0 % | 6.5 → 31.2 |") in table
+    assert "| **the whole compiled step** | 2.0000 (1.9000-2.1000) | 2.1000 (2.0000-2.2000) | 1.050 | 100 % | |" in table
     assert "40 repetitions" in table and "2 graphs" in table
 
 
@@ -122,3 +123,14 @@ def test_the_table_puts_each_kernels_win_beside_the_steps_effect():
 def test_no_timing_says_why_in_one_line(why):
     result = RunResult(1, Path("runs/1"), (), device="cpu", timing={"error": why})
     assert timing_markdown(result) == [f"Timing: {why}."]
+
+
+def test_without_saved_data_the_first_changed_kernel_is_found_by_its_checksums(tmp_path):
+    # a kernel over the record's per-kernel cap has no .pt in either run, only the checksums of its storages
+    order = {0: ("triton_poi_fused_0", "triton_poi_fused_1")}
+    swap = Swap("g0_inference", 0, "triton_poi_fused_1", "g0_inference/k.py", True, "0" * 16, ())
+    before = {(0, "triton_poi_fused_0"): (11, 22), (0, "triton_poi_fused_1"): (22, 33)}
+    after = {(0, "triton_poi_fused_0"): (11, 22), (0, "triton_poi_fused_1"): (22, 34)}
+    found = first_changed_kernel(tmp_path / "a", tmp_path / "b", order, {0: "g0_inference"}, (swap,), (before, after))
+    assert found == "g0_inference/triton_poi_fused_1 (g0_inference/k.py)"
+    assert first_changed_kernel(tmp_path / "a", tmp_path / "b", order, {0: "g0_inference"}, (swap,), (before, before)) == ""

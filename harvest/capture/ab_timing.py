@@ -82,10 +82,11 @@ def _summary(values: list[float]) -> dict | None:
 
 
 def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict[tuple[int, str], str],
-             budget_s: float = 6.0) -> dict:
+             budget_s: float = 6.0, host_times: dict | None = None) -> dict:
     """The step and each swapped kernel, with Inductor's kernels (swaps off) and the edited ones (swaps on).
     graphs: (graph index, its call, its first call's inputs) in first-call order; kernel_names: (graph, Inductor's
-    kernel) -> the edited module's kernel name (what the profiler calls it)."""
+    kernel) -> the edited module's kernel name (what the profiler calls it); host_times: what the recorder fills
+    with each swapped launch's host seconds ((graph, kernel, swapped) -> [s]), read for the step's repetitions."""
     began = time.monotonic()
     steps: dict[str, list[float]] = {"inductor": [], "edited": []}
 
@@ -101,8 +102,11 @@ def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict
         both(False, bool(i % 2))
     pair_s = max((time.monotonic() - warm) / 3, 1e-4)
     reps = max(10, min(200, int(budget_s * 0.6 / pair_s)))
+    if host_times is not None:
+        host_times.clear()
     for i in range(reps):
         both(True, bool(i % 2))
+    launches = {key: sorted(v) for key, v in (host_times or {}).items()}
 
     kernels = []
     by_graph: dict[int, list[tuple[str, str]]] = {}
@@ -125,7 +129,10 @@ def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict
         for inductor, mine in pairs:
             kernels.append({"graph": graph, "kernel": inductor, "module_kernel": mine,
                             "inductor": _summary(times.get(f"inductor:{inductor}", [])),
-                            "edited": _summary(times.get(f"edited:{inductor}", []))})
+                            "edited": _summary(times.get(f"edited:{inductor}", [])),
+                            "host_us": {mode: round(1e6 * found[len(found) // 2], 1) if found else None
+                                        for mode, found in (("inductor", launches.get((graph, inductor, False))),
+                                                            ("edited", launches.get((graph, inductor, True))))}})
     swaps.enabled = True
     return {"step": {"inductor": _summary(steps["inductor"]), "edited": _summary(steps["edited"]),
                      "graphs": [index for index, _, _ in graphs], "repetitions": reps},
@@ -143,7 +150,9 @@ def write_timing(path: Path, recorder: Any) -> None:
             data = {"error": "no graph was called with its inputs kept"}
         else:
             recorder.timing = True  # the launch hook's fast path: no recording while timing
-            data = time_a_b(recorder.graph_calls, recorder.swaps, recorder.swaps.kernel_names())
+            recorder.host_times = {}
+            data = time_a_b(recorder.graph_calls, recorder.swaps, recorder.swaps.kernel_names(),
+                            host_times=recorder.host_times)
     except Exception as exc:  # timing is the last thing the run does: say why it failed, keep the comparison
         message = next((line for line in str(exc).strip().splitlines() if line.strip()), "")
         data = {"error": f"{type(exc).__name__}: {message}"}

@@ -16,6 +16,7 @@ The autotuner's own benchmark launches (`benchmark_run=True`) are not the run's 
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,8 @@ class LaunchRecorder:
         self.keep_inputs = False  # `harvest run`'s timing on a GPU: keep each graph's first call and its inputs
         self.graph_calls: list[tuple[int, Any, list]] = []  # (graph, its call, a copy of its first call's inputs)
         self.timing = False  # while ab_timing runs: launches are neither recorded nor counted
+        self.params_of: dict[tuple[int, str], list[str]] = {}
+        self.host_times: dict | None = None  # ab_timing's: (graph, kernel, swapped) -> host seconds per launch
 
     # -- which graph launched a kernel --------------------------------------------------------------------------
 
@@ -128,11 +131,7 @@ class LaunchRecorder:
         source = getattr(tuner.fn, "src", "") or ""
         graph = self.graph_of(tuner, name, source)
         if self.timing:  # harvest.capture.ab_timing: the swap (when on) or Inductor's kernel, nothing recorded
-            if self.swaps is not None and self.swaps.enabled and (graph, name) in self.swaps.swaps:
-                swapped = self.swaps.runner(graph, name, _param_names(tuner, len(args)), args)
-                if swapped is not None:
-                    return swapped()
-            return original_run(tuner, *args, **kwargs)
+            return self.timed_launch(original_run, tuner, graph, name, args, kwargs)
         if not source:  # the interpreter's functions keep no source: read the kernel from its graph's code
             source = self.log.kernel_source(graph, name)
         key = (graph, name)
@@ -213,6 +212,21 @@ class LaunchRecorder:
         }
         self.seen[key] = event
         self.log.write(event)
+        return result
+
+    def timed_launch(self, original_run, tuner, graph: int, name: str, args: tuple, kwargs: dict):
+        """A launch while ab_timing runs: a swapped kernel's host time (the module's launch() with swaps on,
+        Inductor's launcher with them off) goes to host_times."""
+        key = (graph, name)
+        if self.swaps is None or key not in self.swaps.swaps:
+            return original_run(tuner, *args, **kwargs)
+        if key not in self.params_of:
+            self.params_of[key] = _param_names(tuner, len(args))
+        began = time.perf_counter()
+        swapped = self.swaps.runner(graph, name, self.params_of[key], args)
+        result = swapped() if swapped is not None else original_run(tuner, *args, **kwargs)
+        if self.host_times is not None:
+            self.host_times.setdefault((graph, name, swapped is not None), []).append(time.perf_counter() - began)
         return result
 
     def write_counts(self) -> None:

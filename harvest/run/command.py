@@ -94,7 +94,8 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
         checks = compare_runs(work / "inductor-outputs", work / "edited-outputs", names_of, rtol, atol)
         first = next((c for c in checks if c.verdict == "differs"), None)
         culprit = first_changed_kernel(work / "inductor-records", work / "edited-records",
-                                       runs["edited"].launch_order, names_of, swaps) if first or failed else ""
+                                       runs["edited"].launch_order, names_of, swaps,
+                                       (checksums(runs["inductor"]), checksums(runs["edited"]))) if first or failed else ""
         times = _read_timing(work / "timing.json", device, timing, failed)
     number, directory = _next_run(extraction)
     result = RunResult(number, directory, swaps, checks, first, culprit, device,
@@ -207,20 +208,32 @@ def _compare(graph: str, position: int, x, y, rtol: float | None, atol: float | 
     return OutputCheck(graph, position, dtype, shape, "within tolerance", largest)
 
 
+def checksums(outcome: RunOutcome) -> dict[tuple[int, str], tuple[int, ...]]:
+    """(graph, kernel) -> the checksums of its storages after its first launch, for launches whose data the record
+    did not save (over the per-kernel cap): what tells their results apart then."""
+    return {(graph, name): launch.checksums for graph, kernels in outcome.recorded.items()
+            for name, launch in kernels.items() if launch.checksums}
+
+
 def first_changed_kernel(before: Path, after: Path, order: dict[int, tuple[str, ...]], graph_names: dict[int, str],
-                         swaps: tuple[Swap, ...]) -> str:
-    """The first kernel, in launch order, whose recorded outputs differ between the two runs ("" when none does)."""
+                         swaps: tuple[Swap, ...],
+                         sums: tuple[dict, dict] = ({}, {})) -> str:
+    """The first kernel, in launch order, whose recorded outputs differ between the two runs ("" when none does):
+    its saved data when both runs saved it, else the checksums of its storages after the launch."""
     import torch
 
     modules = {(s.graph_index, s.kernel): s.module for s in swaps}
     for graph in sorted(order):
         for kernel in order[graph]:
             a, b = before / str(graph) / f"{kernel}.pt", after / str(graph) / f"{kernel}.pt"
-            if not (a.is_file() and b.is_file()):
+            if a.is_file() and b.is_file():
+                x, y = torch.load(a, weights_only=True)["after"], torch.load(b, weights_only=True)["after"]
+                same = len(x) == len(y) and all((p is None) == (q is None) and (p is None or torch.equal(p, q))
+                                                for p, q in zip(x, y))
+            elif (graph, kernel) in sums[0] and (graph, kernel) in sums[1]:
+                same = sums[0][(graph, kernel)] == sums[1][(graph, kernel)]
+            else:
                 continue
-            x, y = torch.load(a, weights_only=True)["after"], torch.load(b, weights_only=True)["after"]
-            same = len(x) == len(y) and all((p is None) == (q is None) and (p is None or torch.equal(p, q))
-                                            for p, q in zip(x, y))
             if not same:
                 module = modules.get((graph, kernel))
                 return f"{graph_names.get(graph, graph)}/{kernel}" + (f" ({module})" if module else " (not edited)")
@@ -334,17 +347,23 @@ def timing_markdown(result: RunResult) -> list[str]:
     lines = [f"Timing: {step['repetitions']} repetitions of the step, Inductor's kernels and the edited ones "
              f"interleaved in one process; the step is every graph called once ({graphs} graph{'s' if graphs != 1 else ''}). "
              "Median (p20-p80) in ms; after/before under 1 is a win.", "",
-             "| what | before: Inductor | after: edited | after/before | share of the step before |",
-             "|---|---|---|---|---|"]
+             "| what | before: Inductor | after: edited | after/before | share of the step before | host µs per launch |",
+             "|---|---|---|---|---|---|"]
     for k in timing["kernels"]:
         share = (f"{100 * k['inductor']['median_ms'] / before['median_ms']:.1f} %"
                  if k.get("inductor") and before and before["median_ms"] else "")
+        host = k.get("host_us") or {}
+        launch = (f"{host['inductor']:.1f} → {host['edited']:.1f}"
+                  if host.get("inductor") is not None and host.get("edited") is not None else "")
         lines.append(f"| {k['graph']}/{k['kernel']} ({k['module'] or k['module_kernel']}), in its graph | "
-                     f"{_ms(k.get('inductor'))} | {_ms(k.get('edited'))} | {_ratio(k.get('inductor'), k.get('edited'))} | {share} |")
+                     f"{_ms(k.get('inductor'))} | {_ms(k.get('edited'))} | {_ratio(k.get('inductor'), k.get('edited'))} | "
+                     f"{share} | {launch} |")
     lines.append(f"| **the whole compiled step** | {_ms(before)} | {_ms(step.get('edited'))} | "
-                 f"{_ratio(before, step.get('edited'))} | 100 % |")
-    lines += ["", "The step's time includes the host's launch work (an edited module launches through Triton's JIT); "
-              "a kernel's time is its device time alone, summed over its launches in one call of its graph."]
+                 f"{_ratio(before, step.get('edited'))} | 100 % | |")
+    lines += ["", "A kernel's time is its device time alone (the profiler's), summed over its launches in one call of "
+              "its graph. The step's time includes the host's work: the last column is the median host time of one "
+              "launch, Inductor's launcher before, the module's launch() through Triton's JIT after (where a step is "
+              "bound by launches, that shows in the step and not in the kernel)."]
     return lines
 
 
