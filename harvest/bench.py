@@ -44,6 +44,7 @@ from pathlib import Path
 from harvest.bench_output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
 from harvest.errors import NoDeviceError, ParseError, UsageError
 from harvest.report import read_manifest
+from harvest.trust import NOT_MADE_HERE, made_here
 
 PROGRESS = "[harvest] "
 NO_DEVICE = "timing needs a CUDA device and torch sees none here; check kernels on the CPU with TRITON_INTERPRET=1 python <module> --check (or harvest bench --sweep --check-only)"
@@ -203,11 +204,11 @@ def graph_permission(manifest: dict, graph: dict, extraction: Path, run_artifact
     raw = extraction / graph["raw"]
     if not raw.is_file():
         return f"no {graph['raw']}: Inductor's graph not timed"
-    mode = manifest.get("mode", "")
-    if mode == "cpu-triton":
+    if manifest.get("mode", "") == "cpu-triton":
         return "captured on the CPU path: Inductor's graph runs on CPU tensors and is not timed here"
-    if mode == "artifact" and not run_artifact:
-        return "an artifact extraction: its output_code.py runs only with --run-artifact (it executes the artifact's code)"
+    if not run_artifact and not made_here(extraction):  # decided outside the extraction, never by its manifest
+        return (f"{extraction} {NOT_MADE_HERE}: Inductor's graph is not timed; --trust-artifact runs its "
+                "output_code.py (it executes the extraction's code)")
     if "device_str='cuda'" not in raw.read_text(encoding="utf-8", errors="replace"):
         return "Inductor's graph was not compiled for CUDA: not timed"
     return ""

@@ -99,8 +99,9 @@ examples:
 
 Timing needs a CUDA device: CUDA events after a warm-up, the L2 cache flushed before each repetition, median and
 p20/p80; compile (the first call) reported apart; GB/s against a device copy timed in the same run. Inductor's
-own module (raw/<graph>/output_code.py) runs in a child process, and only for an extraction made by running a
-target on CUDA (or with --run-artifact). Results: <extraction>/bench/bench.csv and bench.json (and the sweep and
+own module (raw/<graph>/output_code.py) runs in a child process, and only for an extraction this machine made by
+running a target on CUDA (remembered outside the extraction, never read from its manifest), or with
+--trust-artifact. Results: <extraction>/bench/bench.csv and bench.json (and the sweep and
 profile files); a module's own `python k.py --bench --json FILE` times with the same code.
 """
 
@@ -244,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rtol", type=float, default=None, help="relative tolerance of the comparison (with --atol)")
     run.add_argument("--atol", type=float, default=None, help="absolute tolerance of the comparison (with --rtol)")
     run.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="stop each run of the target that runs longer")
+    run.add_argument("--trust-artifact", action="store_true", help="run with the modules of an extraction this machine did not make by running the target (one from elsewhere): imports its modules, so only for files you trust")
     run.add_argument("--no-timing", action="store_true", help="on a GPU, compare results only: no A/B timing of the kernels and the step")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     bench = commands.add_parser(
@@ -263,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--check-only", action="store_true", help="with --sweep: only check each config against the record (runs on the CPU under TRITON_INTERPRET=1; nothing is timed)")
     bench.add_argument("--profile", action="store_true", help="the torch profiler's op tables (eager vs extracted) and a Chrome trace (trace.json)")
     bench.add_argument("--ncu", nargs="?", const="print", choices=("print", "run"), help="print the Nsight Compute command for each kernel instead of timing; `--ncu run` runs it (ncu on PATH) and saves <module>.ncu-rep")
-    bench.add_argument("--run-artifact", action="store_true", help="run an artifact extraction's output_code.py to time Inductor's kernels in their graph (executes the artifact's code)")
+    bench.add_argument("--trust-artifact", "--run-artifact", dest="run_artifact", action="store_true", help="run the output_code.py of an extraction this machine did not make (an artifact's, or one from elsewhere) to time Inductor's kernels in their graph: executes the extraction's code, so only for files you trust")
     bench.add_argument("-o", "--out", metavar="DIR", help="where the CSV/JSON/PNG go (default: <extraction>/bench)")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return parser
@@ -311,7 +313,7 @@ def run_with_edits(options: argparse.Namespace, script_args: list[str]) -> int:
 
     result = run_with(Path(options.target), Path(options.extraction), names=options.kernels, rtol=options.rtol,
                       atol=options.atol, args=tuple(options.script_args + script_args), timeout=options.timeout,
-                      timing=not options.no_timing, on_progress=progress)
+                      timing=not options.no_timing, trust=options.trust_artifact, on_progress=progress)
     counts = {v: sum(1 for c in result.checks if c.verdict == v) for v in ("bit for bit", "within tolerance", "differs")}
     print(f"{len(result.checks)} graph outputs compared: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
     print(("results equal" if result.equal else "results DIFFER") + f"; report: {result.directory / 'run.md'}")

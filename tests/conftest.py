@@ -4,12 +4,16 @@ import difflib
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 # Must happen before triton is imported anywhere: kernels then run on numpy, and Inductor loads them that way.
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# What harvest remembers of the extractions it made (harvest/trust.py) goes to a folder of this test session's own,
+# never into the HOME of whoever runs the suite; harvest's children inherit it.
+os.environ.setdefault("HARVEST_STATE_DIR", tempfile.mkdtemp(prefix="harvest-state-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -24,10 +28,11 @@ def tree_env(**extra: str) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=path, COLUMNS="250", **extra)  # rich wraps at 80 columns when not on a terminal
 
 
-def harvest(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`python -m harvest ARGS` in cwd; output captured as text."""
+def harvest(*args: str, cwd: Path, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
+    """`python -m harvest ARGS` in cwd (env: variables to set for it); output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=tree_env(), capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=tree_env(**env), capture_output=True, text=True,
+        timeout=timeout,
     )
 
 

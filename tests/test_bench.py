@@ -25,6 +25,7 @@ from harvest.module_file import read_module_file
 from harvest.parse import parse_output_code
 from harvest.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_sweep, sweep_configs, sweep_space
 from harvest.timing import bytes_moved
+from harvest.trust import made_here, remember_made_here
 
 SHOWCASES = ROOT / "extracted/h200"
 Storage = collections.namedtuple("Storage", "lo hi fill high")
@@ -112,14 +113,22 @@ def test_path_selects_an_extraction_a_graph_or_a_module():
     assert len(select(small, "triton_per_fused_native_layer_norm_0").kernels) == 1  # Inductor's name works too
 
 
-def test_inductor_code_runs_only_for_targets_that_ran_on_cuda_or_with_run_artifact(small_model):
-    showcase = json.loads((SHOWCASES / "small_model/manifest.json").read_text())
+def test_inductor_code_runs_only_for_an_extraction_made_here_or_with_trust_artifact(small_model, tmp_path):
+    # The showcase was made on another machine: whatever its manifest says, its output_code.py does not run here.
+    copy = tmp_path / "showcase"
+    shutil.copytree(SHOWCASES / "small_model", copy)
+    showcase = json.loads((copy / "manifest.json").read_text())
     graph = showcase["graphs"][0]
-    assert graph_permission(showcase, graph, SHOWCASES / "small_model", run_artifact=False) == ""
-    artifact = dict(showcase, mode="artifact")
-    assert "--run-artifact" in graph_permission(artifact, graph, SHOWCASES / "small_model", run_artifact=False)
-    assert graph_permission(artifact, graph, SHOWCASES / "small_model", run_artifact=True) == ""
+    forged = dict(showcase, mode="cuda")
+    assert "not made on this machine" in graph_permission(forged, graph, copy, run_artifact=False)
+    assert "--trust-artifact" in graph_permission(forged, graph, copy, run_artifact=False)
+    assert graph_permission(forged, graph, copy, run_artifact=True) == ""
+    remember_made_here(copy)  # what `harvest extract` does after running a target
+    assert graph_permission(forged, graph, copy, run_artifact=False) == ""
+    (copy / graph["raw"]).write_text((copy / graph["raw"]).read_text() + "\nprint('changed')\n")
+    assert "not made on this machine" in graph_permission(forged, graph, copy, run_artifact=False)  # raw/ changed since
     cpu = json.loads((small_model / "manifest.json").read_text())
+    assert made_here(small_model)  # the fixture's extraction ran its target here
     assert "CPU path" in graph_permission(cpu, cpu["graphs"][0], small_model, run_artifact=True)
 
 

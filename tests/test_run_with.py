@@ -177,3 +177,17 @@ def test_a_run_past_its_timeout_compares_nothing(extraction):
     assert done.returncode == EXIT_CODES["TimeoutError"] == 5
     assert "the run with Inductor's kernels passed --timeout: nothing was compared" in done.stderr
     assert not (x / "runs").exists()
+
+
+def test_an_extraction_this_machine_did_not_make_runs_only_with_trust_artifact(extraction, tmp_path):
+    # Another machine's state directory: it never made this extraction, whatever the manifest says ("mode": "cpu-triton").
+    target, x = extraction
+    edit(x, "CONFIG = {'BLOCK_SIZE': 1024,", "CONFIG = {'BLOCK_SIZE': 512,")
+    elsewhere = str(tmp_path / "another-machine")
+    done = harvest("run", str(target), "--with", str(x), cwd=target.parent, HARVEST_STATE_DIR=elsewhere)
+    assert done.returncode == EXIT_CODES["UsageError"]
+    assert "was not made on this machine by running a target" in done.stderr and "--trust-artifact" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (x / "runs").exists()
+    done = harvest("run", str(target), "--with", str(x), "--trust-artifact", cwd=target.parent, HARVEST_STATE_DIR=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "results equal" in done.stdout

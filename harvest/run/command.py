@@ -22,6 +22,7 @@ from harvest.capture.runner import RunOutcome, run_target
 from harvest.errors import Interrupted, ResultsDiffer, SwapError, TargetError, TimeoutError_, UsageError
 from harvest.report import read_manifest, render_report
 from harvest.run.plan import Swap, plan_swaps
+from harvest.trust import NOT_MADE_HERE, made_here
 from harvest.writer import sha256, write_manifest
 
 RUNS = "runs"
@@ -57,7 +58,7 @@ class RunResult:
 
 
 def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol: float | None = None,
-             atol: float | None = None, args: Sequence[str] = (), timeout: float | None = None, timing: bool = True,
+             atol: float | None = None, args: Sequence[str] = (), timeout: float | None = None, timing: bool = True, trust: bool = False,
              on_progress: Callable[[str], None] = lambda line: None) -> RunResult:
     """Run `target` with Inductor's kernels, then with the extraction's edited modules; compare; write runs/<n>/."""
     if (rtol is None) != (atol is None):
@@ -65,6 +66,9 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
     manifest = read_manifest(extraction)
     record = _capture_record(extraction)
     _check_target(target, manifest, extraction)
+    if not trust and not made_here(extraction):  # decided outside the extraction, never by its manifest
+        raise UsageError(f"{extraction} {NOT_MADE_HERE}: extract the target here (`harvest extract {target} -o DIR`), "
+                         "or pass --trust-artifact to import its modules")
     device = "cuda" if record.get("mode") == "cuda" else "cpu"
     indices = {g["name"]: int(g["index"]) for g in record.get("graphs", []) if "name" in g and "index" in g}
     modules = {k["module"]: (extraction / k["module"]).read_text(encoding="utf-8")
