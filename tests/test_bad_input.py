@@ -110,6 +110,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("run-parameter-unmapped", "an edited module whose launch parameter is none of Inductor's", "SwapError", "launch parameter count is none of Inductor's launch arguments for triton_poi_fused_pow_0", "test_run_with.py::test_a_parameter_that_no_longer_maps_is_refused_naming_it"),
     ("run-kernel-changed", "the model changed since the extraction: Inductor writes another kernel there", "SwapError", "Inductor now writes another kernel there (its source differs from the one extracted)", "test_run_with.py::test_a_kernel_that_inductor_now_writes_differently_is_refused"),
     ("run-other-target", "harvest run with the extraction of another target", "UsageError", "holds the extraction of", "test_run_with.py::test_another_targets_extraction_is_refused"),
+    ("run-not-made-here", "harvest run --with an extraction this machine did not make by running the target (from elsewhere)", "UsageError", "was not made on this machine by running a target", "test_run_with.py::test_an_extraction_this_machine_did_not_make_runs_only_with_trust_artifact"),
     ("run-results-differ", "an edit that changes the model's results (the first differing output and kernel named)", "ResultsDiffer", "results differ: ", "test_run_with.py::test_a_wrong_edit_fails_naming_the_kernel_and_the_first_differing_output"),
 ]
 CASE = {case[0]: case for case in CASES}
