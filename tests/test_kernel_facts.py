@@ -13,7 +13,7 @@ from harvest.fusion import count_source
 from harvest.kernel_facts import kernel_facts
 from harvest.module_arguments import def_constexprs
 from harvest.parse import parse_output_code
-from harvest.reference.access import _scan_kernel
+from harvest.reference.access import scan_kernel
 from harvest.syntax import kernel_trees
 
 GPT2_BACKWARD = CUDA_FIXTURES / "models/gpt2/g3_backward.py"
@@ -67,7 +67,7 @@ def test_an_atomic_is_read_and_written():
     [atomic] = [a for a in function.accesses if a.kind == "atomic"]
     assert (atomic.call, atomic.pointer, atomic.address_text) == ("tl.atomic_add", "out_ptr1", "out_ptr1 + (x2 + 512 * tmp8)")
     assert ast.unparse(atomic.value) == "tmp13"
-    access = _scan_kernel(kernel)
+    access = scan_kernel(kernel)
     assert access.loaded == {"in_ptr0", "in_ptr1", "out_ptr1"} and access.stored == {"out_ptr1"}
     assert access.first == {"in_ptr0": "load", "in_ptr1": "load"}
     counts = count_source(kernel.source)
@@ -103,7 +103,7 @@ def test_every_reader_shares_one_walk(walks):
     kernel = _kernel("tanh_backward_view_6")
     for _ in range(2):
         count_source(kernel.source)
-        _scan_kernel(kernel)
+        scan_kernel(kernel)
         def_constexprs(kernel)
     assert sum(walks.values()) == 1
 

@@ -181,10 +181,10 @@ def test_a_recorded_graph_of_another_kernel_is_refused_and_the_comment_used():
     kernel, launch, graph = fixture_kernel()
     other = {"args": [{"param": "in_ptr99", "buffer": "buf0", "kind": "TensorArg"}], "nodes": [], "inputs": [],
              "buffers": {}}
-    from harvest.reference.access import _scan_kernel
+    from harvest.reference.access import scan_kernel
 
     with pytest.raises(RecordMismatch, match="in_ptr99"):
-        bind_recorded(kernel, launch, graph, _scan_kernel(kernel), other)
+        bind_recorded(kernel, launch, graph, scan_kernel(kernel), other)
     reference = build_reference(kernel, launch, graph, None, other)
     assert reference.source_of == "comment" and any("RecordMismatch" in w for w in reference.warnings)
 

@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, ScopeProvider
 from harvest.capture.artifacts import looks_like_output_code
 from harvest.parse import parse_output_code
 from harvest.rename.scope import kernel_scope
-from harvest.rename.standalone import _kernel_def, _standalone
+from harvest.rename.standalone import kernel_def, standalone
 
 
 def _reference(module: cst.Module, kernel: cst.FunctionDef):
@@ -48,7 +48,7 @@ def _mine(module: cst.Module, kernel: cst.FunctionDef):
 
 
 def _same(module: cst.Module) -> None:
-    kernel = _kernel_def(module)
+    kernel = kernel_def(module)
     assert kernel is not None
     expected, got = _reference(module, kernel), _mine(module, kernel)
     assert got[:4] == expected[:4]
@@ -68,7 +68,7 @@ def test_same_nodes_as_libcst_scope_analysis_on_every_fixture_kernel():
     sources = _fixture_kernels()
     assert len(sources) > 150
     for source in sources:
-        _same(_standalone(cst.parse_module(source), source))
+        _same(standalone(cst.parse_module(source), source))
 
 
 CORNERS = """

@@ -12,7 +12,7 @@ UNKNOWN = "unknown"
 # ----------------------------------------------------------------------------------------------- names
 
 
-def _name_ops(kernel_name: str) -> tuple[str, ...]:
+def name_ops(kernel_name: str) -> tuple[str, ...]:
     """Ops encoded in an Inductor kernel name (last resort): `triton_poi_fused_add_pow_0` -> (add, pow)."""
     match = re.match(r"triton_[a-z]+_fused_(.*?)(?:_\d+)?$", kernel_name)
     if not match or match.group(1).isdigit():  # `triton_poi_fused_1`: no op in the name (a layout copy), only its number

@@ -99,7 +99,7 @@ def data_flow(graph: Graph, fusions: dict[str, KernelFusion]) -> tuple[tuple[Flo
     nodes: dict[str, FlowNode] = {}
     for kernel in graph.kernels:
         fusion = fusions.get(kernel.name)
-        ops = _count_labels(fusion.op_counts if fusion else Counter())
+        ops = count_labels(fusion.op_counts if fusion else Counter())
         nodes[kernel_ids[kernel.name]] = FlowNode(kernel_ids[kernel.name], "kernel", kernel.name, ops)
     steps: list[tuple[int, int, Launch | ExternCall]] = [(launch.order, 0, launch) for launch in graph.launches]
     steps += [(extern.order, 1, extern) for extern in graph.externs]
@@ -153,7 +153,7 @@ def _node_sort_key(node_id: str) -> tuple[int, int]:
     return ({"in": 0, "k": 1, "e": 2, "out": 3}[prefix], int(node_id[len(prefix) :] or 0))
 
 
-def _count_labels(counts: Counter[str]) -> tuple[str, ...]:
+def count_labels(counts: Counter[str]) -> tuple[str, ...]:
     """Counter -> ("2x pow", "add"), most frequent first, then by name (stable)."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return tuple(f"{n}x {op}" if n > 1 else op for op, n in items)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN
-from harvest.fusion.flow import FlowEdge, FlowNode, _count_labels, data_flow
-from harvest.fusion.kernel import KernelFusion, _handle_key, kernel_fusion
-from harvest.fusion.provenance import SourceLine, _artifact, _handles, source_lines_for
+from harvest.fusion.flow import FlowEdge, FlowNode, count_labels, data_flow
+from harvest.fusion.kernel import KernelFusion, handle_key, kernel_fusion
+from harvest.fusion.provenance import SourceLine, provenance_artifact, handles_of, source_lines_for
 from harvest.model import Graph, Kernel
 from harvest.ops import op_short_name
 from harvest.text_output import plural
@@ -107,13 +107,13 @@ class GraphFusion:
             (op,) = fused
             what = f"{n_ops} {op} op{'s' if n_ops != 1 else ''}"
         else:
-            what = f"{n_ops} ops ({', '.join(_count_labels(Counter(fused)))})"
+            what = f"{n_ops} ops ({', '.join(count_labels(Counter(fused)))})"
         text = f"{plural(self.kernels, 'kernel')} for {what}"
         if self.launches != self.kernels:
             text += f" in {plural(self.launches, 'launch', 'launches')}"
         if self.externs:
             ext = Counter(op_short_name(e.op) for e in self.externs)
-            text += f"; {plural(len(self.externs), 'extern call')} ({', '.join(_count_labels(ext))})"
+            text += f"; {plural(len(self.externs), 'extern call')} ({', '.join(count_labels(ext))})"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -172,11 +172,11 @@ def _extern_handles(graph: Graph, provenance: dict) -> dict[int, str]:
     Debug handles number launches and extern calls in call order, so the k-th call of an op gets the k-th handle
     of that op.
     """
-    traces = _artifact(provenance, STACK_TRACES)
-    mapping = _artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost") or {}
+    traces = provenance_artifact(provenance, STACK_TRACES)
+    mapping = provenance_artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost") or {}
     found: dict[int, str] = {}
     for op in sorted({e.op for e in graph.externs}):
-        keys = sorted(set(_handles(traces, op)) | set(_handles(mapping, op)), key=_handle_key)
+        keys = sorted(set(handles_of(traces, op)) | set(handles_of(mapping, op)), key=handle_key)
         calls = sorted((e for e in graph.externs if e.op == op), key=lambda e: e.order)
         if len(keys) == len(calls):
             found.update({call.order: key for call, key in zip(calls, keys)})
@@ -236,14 +236,14 @@ def graph_fusion(graph: Graph, provenance: dict) -> GraphFusion:
         nodes=nodes,
         edges=edges,
         provenance=bool(
-            _artifact(provenance, STACK_TRACES) or _artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost"),
+            provenance_artifact(provenance, STACK_TRACES) or provenance_artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost"),
         ),
     )
 
 
 def header_comment(fusion: KernelFusion) -> str:
     """Comment lines for a standalone kernel module's header: what the kernel fused and where it came from."""
-    lines = [f"# Fused ops: {', '.join(_count_labels(fusion.op_counts)) or UNKNOWN} (from the {fusion.ops_from})"]
+    lines = [f"# Fused ops: {', '.join(count_labels(fusion.op_counts)) or UNKNOWN} (from the {fusion.ops_from})"]
     if fusion.fx_nodes:
         lines.append("# FX nodes: " + ", ".join(f"{n.name} ({n.target})" for n in fusion.fx_nodes))
     if fusion.source_lines:

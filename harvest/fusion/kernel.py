@@ -6,9 +6,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, _name_ops
+from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, name_ops
 from harvest.fusion.counts import count_source
-from harvest.fusion.provenance import SourceLine, _artifact, _handles, source_lines_for
+from harvest.fusion.provenance import SourceLine, provenance_artifact, handles_of, source_lines_for
 from harvest.model import Graph, Kernel
 from harvest.ops import aten_target, is_op_target, op_short_name
 
@@ -91,16 +91,16 @@ def _kernel_ops(kernel: Kernel) -> tuple[tuple[str, ...], str, tuple[FusedNode, 
         return ops, "graph fragment", nodes
     if comment.aten_ops:
         return tuple(aten_target(op) for op in comment.aten_ops), "Original ATen comment", nodes
-    named = tuple(f"aten.{op}" for op in _name_ops(kernel.name))
+    named = tuple(f"aten.{op}" for op in name_ops(kernel.name))
     return named, ("kernel name" if named else UNKNOWN), nodes
 
 
 def kernel_fusion(graph: Graph, kernel: Kernel, provenance: dict) -> KernelFusion:
     """The fusion map of one kernel of `graph`: ops, FX nodes, user lines, loads/stores/reductions."""
     ops, ops_from, nodes = _kernel_ops(kernel)
-    mapping = _artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost") or {}
-    traces = _artifact(provenance, STACK_TRACES)
-    handles = tuple(sorted(set(_handles(mapping, kernel.name)) | set(_handles(traces, kernel.name)), key=_handle_key))
+    mapping = provenance_artifact(provenance, NODE_MAPPINGS).get("cppCodeToPost") or {}
+    traces = provenance_artifact(provenance, STACK_TRACES)
+    handles = tuple(sorted(set(handles_of(mapping, kernel.name)) | set(handles_of(traces, kernel.name)), key=handle_key))
     post = sorted({str(n) for key in handles for n in mapping.get(key) or ()})
     counts = count_source(kernel.source)
     launches = len(graph.launches_of(kernel.name))
@@ -125,6 +125,6 @@ def kernel_fusion(graph: Graph, kernel: Kernel, provenance: dict) -> KernelFusio
     )
 
 
-def _handle_key(key: str) -> tuple[int, str]:
+def handle_key(key: str) -> tuple[int, str]:
     handle = key.rpartition(":")[2]
     return (int(handle), key) if handle.isdigit() else (1 << 30, key)

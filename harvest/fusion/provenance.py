@@ -48,7 +48,7 @@ def parse_stack_trace(trace: str) -> SourceLine | None:
     return found
 
 
-def _artifact(provenance: dict[str, Any], name: str) -> dict[str, Any]:
+def provenance_artifact(provenance: dict[str, Any], name: str) -> dict[str, Any]:
     """One provenance artifact as a dict; older captures may hold it as JSON or Python-literal text."""
     value = provenance.get(name) if provenance else None
     if isinstance(value, str):
@@ -62,7 +62,7 @@ def _artifact(provenance: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _handles(table: dict[str, Any], name: str) -> list[str]:
+def handles_of(table: dict[str, Any], name: str) -> list[str]:
     """Keys of a provenance table that belong to kernel/extern `name` ("name:<debug handle>"), sorted by handle."""
     keys = [k for k in table if isinstance(k, str) and k.rpartition(":")[0] == name]
     return sorted(keys, key=lambda k: (len(k), k))
@@ -70,8 +70,8 @@ def _handles(table: dict[str, Any], name: str) -> list[str]:
 
 def source_lines_for(name: str, provenance: dict[str, Any], handles: tuple[str, ...] = ()) -> tuple[SourceLine, ...]:
     """User source lines of a kernel or extern call. With `handles` only those debug handles are read."""
-    traces = _artifact(provenance, STACK_TRACES)
-    keys = list(handles) if handles else _handles(traces, name)
+    traces = provenance_artifact(provenance, STACK_TRACES)
+    keys = list(handles) if handles else handles_of(traces, name)
     found: dict[tuple[str, int], SourceLine] = {}
     for key in keys:
         for trace in traces.get(key) or ():

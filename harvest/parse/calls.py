@@ -34,21 +34,21 @@ from harvest.parse.patterns import (
     STREAM,
 )
 from harvest.parse.values import (
-    _code,
-    _device,
-    _dtype,
-    _elements,
-    _is_block_size,
-    _kwargs,
-    _plain,
-    _positional,
-    _sizes,
-    _tensor_name,
+    node_code,
+    device_of,
+    dtype_of,
+    elements,
+    is_block_size,
+    keyword_args,
+    plain,
+    positional_args,
+    size_tuple,
+    tensor_name,
 )
 from harvest.syntax import QuickVisitor
 
 
-class _CallReader(QuickVisitor):
+class CallReader(QuickVisitor):
     """Walks call() in order (entering partitions where call invokes them) and records what each statement does."""
 
     def __init__(
@@ -86,14 +86,14 @@ class _CallReader(QuickVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.BaseCompoundStatement) and not isinstance(node, cst.With):
-            self.unparsed.append(_code(node).strip())
+            self.unparsed.append(node_code(node).strip())
             return False
         return super().on_visit(node)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         for statement in node.body:
             if not self._read_statement(statement):
-                self.unparsed.append(_code(statement).strip().rstrip(";"))
+                self.unparsed.append(node_code(statement).strip().rstrip(";"))
         return False
 
     # -- one small statement: True when understood --
@@ -103,7 +103,7 @@ class _CallReader(QuickVisitor):
             return True
         if isinstance(statement, cst.Return):
             if self.top:
-                self.outputs = [_tensor_name(e) or _code(e) for e in _elements(statement.value)]
+                self.outputs = [tensor_name(e) or node_code(e) for e in elements(statement.value)]
             return True
         if m.matches(statement, ARGS_UNPACK):
             if self.top:
@@ -116,7 +116,7 @@ class _CallReader(QuickVisitor):
             return self._read_assign(cst.ensure_type(assign.targets[0].target, cst.Name).value, assign.value)
         if m.matches(statement, m.Assign(targets=[m.AssignTarget(m.Tuple() | m.List())], value=PARTITION_CALL)):
             assign = cst.ensure_type(statement, cst.Assign)
-            self.tensors.update(_code(e) for e in _elements(assign.targets[0].target))
+            self.tensors.update(node_code(e) for e in elements(assign.targets[0].target))
             return self._read_partition(cst.ensure_type(assign.value, cst.Call))
         return False
 
@@ -134,9 +134,9 @@ class _CallReader(QuickVisitor):
                 return True
         op = get_full_name_for_node(call.func) or ""
         if any(op == root or op.startswith(root + ".") for root in EXTERN_ROOTS):
-            out = _kwargs(call).get("out")
-            out_name = target or (_tensor_name(out) or _code(out) if out is not None else None)
-            args = tuple(_code(arg) for arg in _positional(call))
+            out = keyword_args(call).get("out")
+            out_name = target or (tensor_name(out) or node_code(out) if out is not None else None)
+            args = tuple(node_code(arg) for arg in positional_args(call))
             self.externs.append(ExternCall(op, args, out_name, self._next_order(), self.function))
             if target is not None:
                 self.tensors.add(target)
@@ -148,7 +148,7 @@ class _CallReader(QuickVisitor):
             self._add_allocation(target, cst.ensure_type(value, cst.Call))
             return True
         if m.matches(value, REINTERPRET):
-            positional = _positional(cst.ensure_type(value, cst.Call))
+            positional = positional_args(cst.ensure_type(value, cst.Call))
             self._add_view(target, cst.ensure_type(positional[0], cst.Name).value, positional[1:])
             return True
         source = value.value if isinstance(value, cst.Name) else None
@@ -172,7 +172,7 @@ class _CallReader(QuickVisitor):
         if isinstance(call.func, cst.Name):
             wanted = call.func.value
         else:
-            wanted = "partition_" + _code(cst.ensure_type(call.func, cst.Subscript).slice[0].slice).strip()
+            wanted = "partition_" + node_code(cst.ensure_type(call.func, cst.Subscript).slice[0].slice).strip()
         qualname = next((q for q in self.functions if q == wanted or q.endswith("." + wanted)), None)
         if qualname is None:
             return False
@@ -193,18 +193,18 @@ class _CallReader(QuickVisitor):
         asserted = {}  # torch 2.13 asserts an input just before its first use; partitions may assert too
         calls = [call for fn in self.functions.values() for call in _statement_calls(fn.body)]
         for node in (call for call in calls if m.matches(call, ASSERT_SIZE_STRIDE)):
-            positional = _positional(node)
+            positional = positional_args(node)
             if len(positional) >= 3 and isinstance(positional[0], cst.Name):
-                asserted[positional[0].value] = (_sizes(positional[1]), _sizes(positional[2]))
+                asserted[positional[0].value] = (size_tuple(positional[1]), size_tuple(positional[2]))
         for node in (call for call in calls if m.matches(call, ASSERT_SIZE_STRIDE_GROUPED)):
-            positional = _positional(node)
+            positional = positional_args(node)
             if len(positional) < 3 or not all(isinstance(p, (cst.Tuple, cst.List)) for p in positional[:3]):
                 continue
-            names, shapes, strides = (list(_elements(p)) for p in positional[:3])
+            names, shapes, strides = (list(elements(p)) for p in positional[:3])
             for name, shape, stride in zip(names, shapes, strides):
                 if isinstance(name, cst.Name):
-                    asserted[name.value] = (_sizes(shape), _sizes(stride))
-        self.inputs = [_code(e) for e in _elements(target)]
+                    asserted[name.value] = (size_tuple(shape), size_tuple(stride))
+        self.inputs = [node_code(e) for e in elements(target)]
         for index, name in enumerate(self.inputs):
             example = self.examples.get(name) or self.placeholders.get(name)
             if name in asserted:
@@ -223,52 +223,52 @@ class _CallReader(QuickVisitor):
 
     def _add_launch(self, kernel_name: str, call: cst.Call) -> None:
         kernel, params = self.kernels[kernel_name]
-        positional = _positional(call)
+        positional = positional_args(call)
         # Inductor passes compile-time constants it marked constexpr in triton_meta (`xnumel = 1`) positionally
         # too when the def does not annotate them: bind by the def when the count says so.
         passed = tuple(p for p in kernel.params if p in params or kernel.signature.get(p) == "constexpr"
-                       and not _is_block_size(p))
+                       and not is_block_size(p))
         if len(positional) == len(passed) != len(params):
             params = passed
         args = []
         for index, node in enumerate(positional):
             param = params[index] if index < len(params) else f"<extra {index}>"
             args.append(self._launch_arg(param, kernel.signature.get(param, ""), node))
-        grid = _kwargs(call).get("grid")
+        grid = keyword_args(call).get("grid")
         order = self._next_order()
-        self.launches.append(Launch(kernel_name, tuple(args), order, self.function, _code(grid) if grid else ""))
+        self.launches.append(Launch(kernel_name, tuple(args), order, self.function, node_code(grid) if grid else ""))
 
     def _launch_arg(self, param: str, param_type: str, node: cst.BaseExpression) -> LaunchArg:
-        expr = _code(node)
-        name = _tensor_name(node)
+        expr = node_code(node)
+        name = tensor_name(node)
         if name is not None and (name in self.tensors or param_type.startswith("*")):
             return LaunchArg(param, expr, buffer=name, view=_launch_view(node))
         if m.matches(node, ITEM_OF_NAME):
             item_of = cst.ensure_type(cst.ensure_type(cst.ensure_type(node, cst.Call).func, cst.Attribute).value, cst.Name)
             return LaunchArg(param, expr, item_of=item_of.value)
-        value = _plain(node)
+        value = plain(node)
         if isinstance(value, int) and not isinstance(value, bool):
             return LaunchArg(param, expr, value=value)
         return LaunchArg(param, expr)
 
     def _add_allocation(self, target: str, call: cst.Call) -> None:
-        positional = _positional(call)
-        kwargs = _kwargs(call)
+        positional = positional_args(call)
+        kwargs = keyword_args(call)
         suffix = cst.ensure_type(call.func, cst.Name).value.removeprefix("empty_strided").lstrip("_")
         meta = TensorMeta(
-            shape=_sizes(positional[0]) if positional else (),
-            stride=_sizes(positional[1]) if len(positional) > 1 else (),
-            dtype=_dtype(positional[2] if len(positional) > 2 else kwargs.get("dtype")),
-            device=suffix or _device(kwargs.get("device")),
+            shape=size_tuple(positional[0]) if positional else (),
+            stride=size_tuple(positional[1]) if len(positional) > 1 else (),
+            dtype=dtype_of(positional[2] if len(positional) > 2 else kwargs.get("dtype")),
+            device=suffix or device_of(kwargs.get("device")),
         )
         self._add_buffer(Buffer(target, meta, "empty"))
 
     def _add_view(self, target: str, base: str, rest: Sequence[cst.BaseExpression]) -> None:
         source = self.buffers.get(base)
-        offset = _sizes(rest[2]) if len(rest) > 2 else ()
+        offset = size_tuple(rest[2]) if len(rest) > 2 else ()
         meta = TensorMeta(
-            shape=_sizes(rest[0]) if rest else (),
-            stride=_sizes(rest[1]) if len(rest) > 1 else (),
+            shape=size_tuple(rest[0]) if rest else (),
+            stride=size_tuple(rest[1]) if len(rest) > 1 else (),
             dtype=source.meta.dtype if source else "",
             device=source.meta.device if source else "",
         )
@@ -324,9 +324,9 @@ def _launch_view(node: cst.BaseExpression) -> LaunchView | None:
     """`reinterpret_tensor(buf4, (2048, 512), (512, 1), 0)` -> its layout; None for anything else."""
     if not m.matches(node, REINTERPRET):
         return None
-    positional = _positional(cst.ensure_type(node, cst.Call))
+    positional = positional_args(cst.ensure_type(node, cst.Call))
     if len(positional) < 3 or not all(isinstance(p, cst.Tuple) for p in positional[1:3]):
         return None
-    offset = _sizes(positional[3]) if len(positional) > 3 else (0,)
+    offset = size_tuple(positional[3]) if len(positional) > 3 else (0,)
     # an offset that is not one value stays its text: no size can be computed from it, so the argument gets no layout
-    return LaunchView(_sizes(positional[1]), _sizes(positional[2]), offset[0] if len(offset) == 1 else _code(positional[3]))
+    return LaunchView(size_tuple(positional[1]), size_tuple(positional[2]), offset[0] if len(offset) == 1 else node_code(positional[3]))

@@ -26,15 +26,15 @@ from harvest.parse.patterns import (
     SOURCE_NODES_RE,
     TENSOR_TYPE_RE,
 )
-from harvest.parse.values import _kwargs, _plain, _positional, _split_list, parse_tensor_meta
+from harvest.parse.values import keyword_args, plain, positional_args, split_list, parse_tensor_meta
 from harvest.syntax import is_constexpr_annotation_cst, kernel_trees
 
 
-def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tuple[Kernel, tuple[str, ...]]:
+def read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tuple[Kernel, tuple[str, ...]]:
     """One `async_compile.triton(...)` definition -> (Kernel, the parameters a launch binds positionally)."""
-    positional = _positional(triton_call)
-    device_node = _kwargs(triton_call).get("device_str")
-    device_str = str(_plain(device_node)) if device_node is not None else ""
+    positional = positional_args(triton_call)
+    device_node = keyword_args(triton_call).get("device_str")
+    device_str = str(plain(device_node)) if device_node is not None else ""
     hint = _kind_from_prefix(name)
     if len(positional) < 2 or not isinstance(positional[1], (cst.SimpleString, cst.ConcatenatedString)):
         reason = "could not read async_compile.triton(...): expected the kernel name and its source string"
@@ -64,7 +64,7 @@ def _read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tu
 
     heuristic_call = cst.ensure_type(decorator, cst.Call)
     heuristic = cst.ensure_type(heuristic_call.func, cst.Attribute).attr.value
-    kwargs = {key: _plain(value) for key, value in _kwargs(heuristic_call).items()}
+    kwargs = {key: plain(value) for key, value in keyword_args(heuristic_call).items()}
     triton_meta = kwargs.pop("triton_meta", {})
     inductor_meta = kwargs.pop("inductor_meta", {})
     size_hints = kwargs.pop("size_hints", {})
@@ -140,7 +140,7 @@ def _size_hints(hints: Any, kind: str) -> dict[str, int]:
 # -- the comment block above a kernel --------------------------------------------------------------------------------
 
 
-def _read_comment(lines: Sequence[str]) -> KernelComment:
+def read_comment(lines: Sequence[str]) -> KernelComment:
     """Parse `# Topologically Sorted Source Nodes`, `# Source node to ATen node mapping` and `# Graph fragment`."""
     source_nodes: tuple[str, ...] = ()
     aten_ops: tuple[str, ...] = ()
@@ -152,14 +152,14 @@ def _read_comment(lines: Sequence[str]) -> KernelComment:
         text = raw.strip()
         nodes = SOURCE_NODES_RE.search(text)
         if nodes and not raw.startswith("  "):
-            source_nodes, aten_ops = _split_list(nodes["nodes"]), _split_list(nodes["aten"])
+            source_nodes, aten_ops = split_list(nodes["nodes"]), split_list(nodes["aten"])
         elif text.startswith("Source node to ATen node mapping"):
             section = "mapping"
         elif text.startswith("Graph fragment"):
             section = "fragment"
         elif section == "mapping" and "=>" in text:
             node, ops = text.split("=>", 1)
-            mapping.append((node.strip(), _split_list(ops)))
+            mapping.append((node.strip(), split_list(ops)))
         elif section == "fragment" and text.startswith("return"):
             returns = tuple(n.strip(" %()") for n in text[len("return"):].split(",") if n.strip(" %()"))
         elif section == "fragment" and text.startswith("%"):

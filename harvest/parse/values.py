@@ -16,23 +16,23 @@ from harvest.parse.patterns import KEYWORD_RECORD, META_RE, REINTERPRET
 _EMPTY_MODULE = cst.Module(body=[])
 
 
-def _is_block_size(param: str) -> bool:
+def is_block_size(param: str) -> bool:
     return re.fullmatch(r"[XYZ]BLOCK|R\d*_?BLOCK", param) is not None
 
 
-def _code(node: cst.CSTNode) -> str:
+def node_code(node: cst.CSTNode) -> str:
     return _EMPTY_MODULE.code_for_node(node)
 
 
-def _positional(call: cst.Call) -> list[cst.BaseExpression]:
+def positional_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
 
-def _kwargs(call: cst.Call) -> dict[str, cst.BaseExpression]:
+def keyword_args(call: cst.Call) -> dict[str, cst.BaseExpression]:
     return {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
 
 
-def _elements(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+def elements(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
     if node is None:
         return []
     if isinstance(node, (cst.Tuple, cst.List)):
@@ -40,39 +40,39 @@ def _elements(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
     return [node]
 
 
-def _tensor_name(node: cst.BaseExpression) -> str | None:
+def tensor_name(node: cst.BaseExpression) -> str | None:
     """`buf0` -> "buf0"; `reinterpret_tensor(buf4, ...)` -> "buf4"; anything else -> None."""
     if isinstance(node, cst.Name):
         return node.value
     if m.matches(node, REINTERPRET):
-        return cst.ensure_type(_positional(cst.ensure_type(node, cst.Call))[0], cst.Name).value
+        return cst.ensure_type(positional_args(cst.ensure_type(node, cst.Call))[0], cst.Name).value
     return None
 
 
-def _sizes(node: cst.BaseExpression) -> tuple[int | str, ...]:
+def size_tuple(node: cst.BaseExpression) -> tuple[int | str, ...]:
     """`(8, 256, s0)` -> (8, 256, "s0"); a single expression becomes a 1-tuple."""
     values = []
-    for element in _elements(node):
-        value = _plain(element)
-        values.append(value if isinstance(value, int) and not isinstance(value, bool) else _code(element).strip())
+    for element in elements(node):
+        value = plain(element)
+        values.append(value if isinstance(value, int) and not isinstance(value, bool) else node_code(element).strip())
     return tuple(values)
 
 
-def _dtype(node: cst.BaseExpression | None) -> str:
+def dtype_of(node: cst.BaseExpression | None) -> str:
     if node is None:
         return ""
-    return (get_full_name_for_node(node) or _code(node)).removeprefix("torch.")
+    return (get_full_name_for_node(node) or node_code(node)).removeprefix("torch.")
 
 
-def _device(node: cst.BaseExpression | None) -> str:
+def device_of(node: cst.BaseExpression | None) -> str:
     """`'cuda:0'` or `device(type='cuda', index=0)` -> "cuda"."""
-    value = _plain(node) if node is not None else ""
+    value = plain(node) if node is not None else ""
     if isinstance(value, dict):
         value = value.get("type", "")
     return str(value).split(":")[0] if value else ""
 
 
-def _plain(node: cst.BaseExpression) -> Any:
+def plain(node: cst.BaseExpression) -> Any:
     """A literal as a JSON-able Python value: dicts, lists, str, int, float, bool, None.
 
     `set()` -> [], `DeviceProperties(...)` / `AttrsDescriptor(...)` -> dict of their kwargs, `X.from_dict(d)` -> d,
@@ -82,7 +82,7 @@ def _plain(node: cst.BaseExpression) -> Any:
         return node.value[1:-1]  # 'abc': no prefix, no escape, one quote each side (most of a decorator's strings)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
-        return value if isinstance(value, str) else _code(node)
+        return value if isinstance(value, str) else node_code(node)
     if isinstance(node, (cst.Integer, cst.Float)):
         return _number(node)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
@@ -91,16 +91,16 @@ def _plain(node: cst.BaseExpression) -> Any:
     if m.matches(node, m.Name("True") | m.Name("False") | m.Name("None")):
         return {"True": True, "False": False, "None": None}[cst.ensure_type(node, cst.Name).value]
     if isinstance(node, cst.Dict):
-        return {_key(_plain(e.key)): _plain(e.value) for e in node.elements if isinstance(e, cst.DictElement)}
+        return {_key(plain(e.key)): plain(e.value) for e in node.elements if isinstance(e, cst.DictElement)}
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        return [_plain(e.value) for e in node.elements]
+        return [plain(e.value) for e in node.elements]
     if m.matches(node, m.Call(func=m.Name("set"), args=[])):
         return []
     if m.matches(node, m.Call(func=m.Attribute(attr=m.Name("from_dict")), args=[m.Arg(keyword=None)])):
-        return _plain(cst.ensure_type(node, cst.Call).args[0].value)
+        return plain(cst.ensure_type(node, cst.Call).args[0].value)
     if m.matches(node, m.Call(func=KEYWORD_RECORD, args=[m.ZeroOrMore(m.Arg(keyword=m.Name()))])):
-        return {key: _plain(value) for key, value in _kwargs(cst.ensure_type(node, cst.Call)).items()}
-    return _code(node).strip()
+        return {key: plain(value) for key, value in keyword_args(cst.ensure_type(node, cst.Call)).items()}
+    return node_code(node).strip()
 
 
 def _is_plain_string(token: str) -> bool:
@@ -133,7 +133,7 @@ def parse_tensor_meta(text: str) -> TensorMeta:
 # -- module level ----------------------------------------------------------------------------------------------------
 
 
-def _split_list(text: str) -> tuple[str, ...]:
+def split_list(text: str) -> tuple[str, ...]:
     text = text.strip()
     return tuple(part.strip() for part in text.split(",")) if text else ()
 

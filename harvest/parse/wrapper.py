@@ -18,10 +18,10 @@ from harvest.model import (
     GraphRole,
     TensorMeta,
 )
-from harvest.parse.calls import _CallReader
-from harvest.parse.kernel import _read_comment, _read_kernel
+from harvest.parse.calls import CallReader
+from harvest.parse.kernel import read_comment, read_kernel
 from harvest.parse.patterns import AOT_ID_RE, KERNEL_DEF, KNOWN_COMPILERS, UNKNOWN_COMPILER_RE
-from harvest.parse.values import _device, _dtype, _kwargs, _plain, _positional, _sizes
+from harvest.parse.values import device_of, dtype_of, keyword_args, plain, positional_args, size_tuple
 from harvest.syntax import QuickVisitor
 
 
@@ -53,7 +53,7 @@ def _parse_source(source: str) -> Graph:
             "Expected `def call(args)` or `class Runner` with `def call(self, args)`; pass the file Inductor wrote"
         )
     kernels_by_name = {
-        kernel_name: _read_kernel(kernel_name, triton_call, _read_comment(comments))
+        kernel_name: read_kernel(kernel_name, triton_call, read_comment(comments))
         for kernel_name, triton_call, comments in gathered.kernel_defs
     }
     kernels = [kernel for kernel, _ in kernels_by_name.values()]
@@ -68,7 +68,7 @@ def _parse_source(source: str) -> Graph:
         for node in kernel.comment.fragment
         if node.op == "placeholder" and node.meta is not None
     }
-    reader = _CallReader(gathered.functions, kernels_by_name, examples, scalars, placeholders)
+    reader = CallReader(gathered.functions, kernels_by_name, examples, scalars, placeholders)
     reader.read(call_name, top=True)
     return Graph(
         name=name,
@@ -199,16 +199,16 @@ def _read_get_args(fn: cst.FunctionDef | None) -> tuple[dict[str, TensorMeta], d
         value = assign.value
         if m.matches(value, m.Call(func=m.Name("rand_strided"))):
             call = cst.ensure_type(value, cst.Call)
-            kwargs = _kwargs(call)
-            positional = _positional(call)
+            kwargs = keyword_args(call)
+            positional = positional_args(call)
             tensors[target] = TensorMeta(
-                shape=_sizes(positional[0]) if positional else (),
-                stride=_sizes(positional[1]) if len(positional) > 1 else (),
-                dtype=_dtype(kwargs.get("dtype")),
-                device=_device(kwargs.get("device")),
+                shape=size_tuple(positional[0]) if positional else (),
+                stride=size_tuple(positional[1]) if len(positional) > 1 else (),
+                dtype=dtype_of(kwargs.get("dtype")),
+                device=device_of(kwargs.get("device")),
             )
-        elif isinstance(_plain(value), (int, float)) and not isinstance(_plain(value), bool):
-            scalars[target] = _plain(value)
+        elif isinstance(plain(value), (int, float)) and not isinstance(plain(value), bool):
+            scalars[target] = plain(value)
     return tensors, scalars
 
 

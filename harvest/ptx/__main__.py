@@ -2,6 +2,6 @@
 
 import sys
 
-from harvest.ptx.toolchain import _child_main
+from harvest.ptx.toolchain import child_main
 
-sys.exit(_child_main())
+sys.exit(child_main())

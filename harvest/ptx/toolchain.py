@@ -314,7 +314,7 @@ def _child_compile(job: dict[str, Any]) -> dict[str, Any]:
     return {"ptx": compiled.asm["ptx"], "triton_version": triton.__version__}
 
 
-def _child_main() -> int:
+def child_main() -> int:
     """The child side of compile_triton_ptx: JSON jobs on stdin, one result line per job on stdout."""
     jobs = json.load(sys.stdin)
     for job in jobs:

@@ -15,7 +15,7 @@ from harvest.syntax import dotted
 
 
 @dataclass
-class _Access:
+class Access:
     first: dict[str, str] = field(default_factory=dict)  # param -> "load" | "store" (first access in source order)
     last_store: dict[str, ast.expr] = field(default_factory=dict)  # param -> value of its last tl.store
     assigns: dict[str, ast.expr | None] = field(default_factory=dict)  # name -> last assigned expr (None: unknown)
@@ -23,13 +23,13 @@ class _Access:
     loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
 
 
-def _scan_kernel(kernel: Kernel) -> _Access:
+def scan_kernel(kernel: Kernel) -> Access:
     """The kernel def's accesses, from its facts (harvest.kernel_facts); SyntaxError when the source does not parse."""
     function = kernel_facts(kernel.source).function(kernel.name)
     if function is None:
         raise IndexError("the kernel source has no def")
     params = set(function.params)
-    access = _Access()
+    access = Access()
     for assignment in function.assignments:
         access.assigns[assignment.target] = assignment.value
     # A template names its pointer parameters again (`A = arg_A`): an access through the alias is the parameter's.
@@ -56,7 +56,7 @@ _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "
 _TRANSPARENT_CALLS = {"tl.broadcast_to", "tl.reshape", "tl.view"}
 
 
-def _top_op(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> str | None:
+def top_op(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> str | None:
     """The outermost real operation of a stored value: "add", "rsqrt", "sum", "mean", ... (None when unknown)."""
     seen: set[str] = set()
     while expr is not None:
@@ -80,7 +80,7 @@ def _top_op(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> str |
         elif isinstance(expr, ast.BinOp):
             op = _BINOPS.get(type(expr.op))
             # Inductor writes a mean as `sum / n`; tell it apart from a plain division.
-            if op == "div" and _top_op(expr.left, assigns) == "sum":
+            if op == "div" and top_op(expr.left, assigns) == "sum":
                 return "mean"
             return op
         elif isinstance(expr, ast.Compare) and len(expr.ops) == 1:
@@ -113,7 +113,7 @@ def sums_within(expr: ast.expr | None, assigns: dict[str, ast.expr | None]) -> i
 
 
 # Triton top op -> the aten op families (or getitem tags) that can produce it.
-_OP_FAMILIES: dict[str, set[str]] = {
+OP_FAMILIES: dict[str, set[str]] = {
     "add": {"add"},
     "sub": {"sub", "rsub"},
     "mul": {"mul"},

@@ -8,16 +8,16 @@ import re
 from dataclasses import dataclass, field
 
 from harvest.model import FxExpr, FxList, FxRef, Graph, Kernel, Launch, TensorMeta
-from harvest.reference.access import _OP_FAMILIES, _Access, _top_op
+from harvest.reference.access import OP_FAMILIES, Access, top_op
 from harvest.reference.fragment import (
-    _arg_buffer,
-    _buffer_meta,
-    _family,
-    _Fragment,
-    _norm_dtype,
-    _numel,
-    _same_numel,
-    _same_shape,
+    arg_buffer,
+    buffer_meta_of,
+    op_family,
+    Fragment,
+    norm_dtype,
+    numel_of,
+    same_numel,
+    same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols
 from harvest.text_output import plural
@@ -27,15 +27,15 @@ from harvest.text_output import plural
 
 
 @dataclass
-class _Binding:
+class FragmentBinding:
     inputs: dict[str, str] = field(default_factory=dict)  # fragment name -> kernel param
     input_meta: dict[str, TensorMeta | None] = field(default_factory=dict)  # fragment name -> its placeholder meta
     scalar_inputs: set[str] = field(default_factory=set)  # params passed by value (`arg3_1.item()`)
     outputs: dict[str, str] = field(default_factory=dict)  # param -> fragment name
     unchecked: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    partial_outputs: dict[str, _Split] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
-    from_partials: dict[str, tuple[str, _Split]] = field(default_factory=dict)  # node -> (partial input, split)
+    partial_outputs: dict[str, SplitReduction] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
+    from_partials: dict[str, tuple[str, SplitReduction]] = field(default_factory=dict)  # node -> (partial input, split)
     scratch: set[str] = field(default_factory=set)  # Inductor's workspaces: written, but no value of the graph
     exact: bool = False  # bound from the recorded graph, not by heuristics: an output may equal an input (a copy)
 
@@ -47,20 +47,20 @@ class _Binding:
 
 # Triton top op of the stored value -> the aten family of the reduction node and the torch reduction that
 # combines partials exactly like the whole (sum of sums, max of maxes). Welford/mean/var partials are not here.
-_SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin"}
-_SPLIT_TARGETS = {"sum": "torch.ops.aten.sum.dim_IntList", "amax": "torch.ops.aten.amax.default",
+SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin"}
+SPLIT_TARGETS = {"sum": "torch.ops.aten.sum.dim_IntList", "amax": "torch.ops.aten.amax.default",
                   "amin": "torch.ops.aten.amin.default"}
 
 # Aten reductions: a buffer of one's shape that a kernel reads is its accumulator, not a split partial.
 _REDUCTION_FAMILIES = {"sum", "mean", "amax", "amin", "max", "min", "var", "var_mean", "std", "std_mean", "prod",
                        "any", "all", "argmax", "argmin", "logsumexp", "native_layer_norm"}
 
-_SPLIT_WORDS = {"sum": ("partial sums", "sums"), "amax": ("partial maxima", "takes the max of"),
+SPLIT_WORDS = {"sum": ("partial sums", "sums"), "amax": ("partial maxima", "takes the max of"),
                 "amin": ("partial minima", "takes the min of")}
 
 
 @dataclass(frozen=True)
-class _Split:
+class SplitReduction:
     reduce: str  # "sum" | "amax" | "amin"
     dims: tuple[int, ...]  # the partial buffer's split dimensions
     terms: int | None = None  # how many values the whole reduction combines (stage 1; sets the sum's tolerance)
@@ -69,7 +69,7 @@ class _Split:
     of: tuple[str, ...] = ()  # ... and the parameters holding the mean, m2 and weight partials, which combine together
 
 
-def _split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
+def split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
     """The dimensions of `partial` that, removed, leave `whole`; None when there is no such set, or several of which
     none is the trailing one. (Inductor's split reduction appends the split to the reduction's ranges: of a
     (32, 32) buffer of partials of a (32,) sum, dim 1 is the split, whatever the layout's strides.)"""
@@ -88,22 +88,22 @@ def _split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) ->
 def _split_reduce(family: str) -> str | None:
     """How a split of a reduction of `family` combines its partials: a mean's are partial sums (Inductor lowers
     mean to a sum, then a division by the count)."""
-    return "sum" if family == "mean" else family if family in _SPLIT_TARGETS else None
+    return "sum" if family == "mean" else family if family in SPLIT_TARGETS else None
 
 
-def _split_of(fragment: _Fragment, name: str, dims: tuple[int, ...], stage: int) -> _Split | None:
+def _split_of(fragment: Fragment, name: str, dims: tuple[int, ...], stage: int) -> SplitReduction | None:
     """The split of reduction node `name` whose partials lie along `dims`. A mean's partials hold sums, which are
     as many times the mean as it averages values (stage 1 compares the sum; stage 2 divides by the count): a count
     of symbolic size is an expression of the size symbols. None when that count is not known."""
     family = fragment.ops[name].family
     terms = _reduction_terms(fragment, name)  # (None, for a symbolic size: the reference counts at run time)
     if family != "mean":
-        return _Split(family, dims, terms if stage == 1 else None)
+        return SplitReduction(family, dims, terms if stage == 1 else None)
     count = terms if terms is not None else _symbolic_count(fragment, name)
-    return _Split("sum", dims, terms if stage == 1 else None, count) if count is not None else None
+    return SplitReduction("sum", dims, terms if stage == 1 else None, count) if count is not None else None
 
 
-def _symbolic_count(fragment: _Fragment, name: str) -> FxExpr | None:
+def _symbolic_count(fragment: Fragment, name: str) -> FxExpr | None:
     """How many values the reduction `name` combines, as a size expression (`s75`, `(s0) * (2048)`): the product of
     its source's sizes along the reduced dims (all of them for a `.default` overload)."""
     op = fragment.ops[name]
@@ -128,21 +128,21 @@ def _symbolic_count(fragment: _Fragment, name: str) -> FxExpr | None:
     return FxExpr(tokens, symbols)
 
 
-def _reductions(fragment: _Fragment, family: str | None = None) -> list[str]:
+def _reductions(fragment: Fragment, family: str | None = None) -> list[str]:
     """Nodes that are sums/amaxes/amins or means (whose split partials are sums; of `family` when given), in
     fragment order."""
     return [n for n, op in fragment.ops.items() if (reduce := _split_reduce(op.family)) is not None
             and (family is None or reduce == family) and op.meta is not None and n not in fragment.broken]
 
 
-def _partial_of(fragment: _Fragment, meta: TensorMeta | None, family: str | None = None) -> dict[str, tuple[int, ...]]:
+def partial_of(fragment: Fragment, meta: TensorMeta | None, family: str | None = None) -> dict[str, tuple[int, ...]]:
     """Reduction nodes a buffer of `meta` can be the split partial of, with the split dimensions of each."""
     found: dict[str, tuple[int, ...]] = {}
     if meta is None:
         return found
     for name in _reductions(fragment, family):
         node = fragment.ops[name].meta
-        dims = _split_dims(meta.shape, node.shape)
+        dims = split_dims(meta.shape, node.shape)
         if dims is not None and _partial_dtype(meta.dtype, node.dtype):
             found[name] = dims
     return found
@@ -151,26 +151,26 @@ def _partial_of(fragment: _Fragment, meta: TensorMeta | None, family: str | None
 def _partial_dtype(partial: str, whole: str) -> bool:
     """Whether a split reduction of dtype `whole` keeps its partials in `partial`: its own dtype, or float32 for a
     bfloat16 or float16 one (Inductor accumulates those in float32, and rounds once, in the second stage)."""
-    partial, whole = _norm_dtype(partial), _norm_dtype(whole)
+    partial, whole = norm_dtype(partial), norm_dtype(whole)
     return partial == whole or (partial == "float32" and whole in ("bfloat16", "float16"))
 
 
-def _reduction_terms(fragment: _Fragment, name: str) -> int | None:
+def _reduction_terms(fragment: Fragment, name: str) -> int | None:
     """How many values the reduction node `name` combines into each of its outputs (None when unknown)."""
     op = fragment.ops[name]
     source = op.args[0] if op.args else None
     if not isinstance(source, FxRef):
         return None
     node = fragment.ops.get(source.name) or fragment.placeholders.get(source.name)
-    whole = _numel(node.meta.shape) if node is not None and node.meta is not None else None
-    part = _numel(op.meta.shape) if op.meta is not None else None
+    whole = numel_of(node.meta.shape) if node is not None and node.meta is not None else None
+    part = numel_of(op.meta.shape) if op.meta is not None else None
     if not whole or not part or whole % part:
         return None
     return whole // part
 
 
-def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, fragment: _Fragment,
-                 binding: _Binding) -> None:
+def bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fragment: Fragment,
+                 binding: FragmentBinding) -> None:
     by_param = {arg.param: arg for arg in launch.args}
     reads: list[str] = []
     for param in kernel.params:
@@ -185,7 +185,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
     unbound: list[str] = []
     for param in reads:
         arg = by_param.get(param)
-        name = _arg_buffer(arg) if arg else None
+        name = arg_buffer(arg) if arg else None
         if name is not None and name in readable and name not in binding.inputs:
             binding.inputs[name] = param
         else:
@@ -201,8 +201,8 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
     # A stage-2 kernel reads a split-reduction partial (`%buf9`) that no op uses: bind it too, so the reduction
     # node can be computed from it.
     partials = [n for n in fragment.placeholders if n not in binding.inputs and n not in used and n not in fragment.ops
-                and _partial_of(fragment, fragment.placeholders[n].meta)]
-    metas = {param: _buffer_meta(graph, _arg_buffer(by_param[param]))
+                and partial_of(fragment, fragment.placeholders[n].meta)]
+    metas = {param: buffer_meta_of(graph, arg_buffer(by_param[param]))
              for param in unbound if param in by_param}
 
     def matches(param: str, names: list[str], same) -> list[str]:
@@ -212,7 +212,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
 
     remaining = list(unbound)
     for pool in (external, internal, partials):
-        for same in (_same_shape, _same_numel):
+        for same in (same_shape, same_numel):
             for param in list(remaining):
                 free = [n for n in pool if n not in binding.inputs]
                 found = matches(param, free, same)
@@ -223,7 +223,7 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
         # Several parameters with the same meta: Inductor numbers in_ptrK in the order the fragment reads them.
         free = [n for n in pool if n not in binding.inputs]
         if remaining and len(free) == len(remaining) and all(
-            matches(p, [n], _same_shape) for p, n in zip(remaining, free)
+            matches(p, [n], same_shape) for p, n in zip(remaining, free)
         ):
             for param, name in zip(remaining, free):
                 binding.inputs[name] = param
@@ -237,8 +237,8 @@ def _bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, 
                                 f"which matches no fragment placeholder")
 
 
-def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access, fragment: _Fragment,
-                  binding: _Binding) -> None:
+def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fragment: Fragment,
+                  binding: FragmentBinding) -> None:
     by_param = {arg.param: arg for arg in launch.args}
     returns = set(fragment.returns)
     opaque = [r for r in fragment.returns if r not in fragment.ops]
@@ -248,21 +248,21 @@ def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
         if param not in access.last_store:
             continue
         arg = by_param.get(param)
-        buffer = _arg_buffer(arg) if arg else None
-        meta = _buffer_meta(graph, buffer)
+        buffer = arg_buffer(arg) if arg else None
+        meta = buffer_meta_of(graph, buffer)
         if meta is None:
             binding.unchecked[param] = f"no shape/stride/dtype is known for {param} ({arg.expr if arg else 'unbound'})"
             continue
-        candidates = [n for n, op in fragment.ops.items() if op.meta is not None and _same_shape(op.meta, meta)]
+        candidates = [n for n, op in fragment.ops.items() if op.meta is not None and same_shape(op.meta, meta)]
         if not candidates:
-            candidates = [n for n, op in fragment.ops.items() if op.meta is not None and _same_numel(op.meta, meta)]
-        top = _top_op(access.last_store[param], access.assigns)
-        by_op = [n for n in candidates if _family(fragment, n) in _OP_FAMILIES.get(top or "", set())]
+            candidates = [n for n, op in fragment.ops.items() if op.meta is not None and same_numel(op.meta, meta)]
+        top = top_op(access.last_store[param], access.assigns)
+        by_op = [n for n in candidates if op_family(fragment, n) in OP_FAMILIES.get(top or "", set())]
         returned = [n for n in (by_op or candidates) if n in returns]
         compatible_opaque = [
             r for r in opaque
             if r not in fragment.placeholders or fragment.placeholders[r].meta is None
-            or _same_numel(fragment.placeholders[r].meta, meta) or _same_shape(fragment.placeholders[r].meta, meta)
+            or same_numel(fragment.placeholders[r].meta, meta) or same_shape(fragment.placeholders[r].meta, meta)
         ]
         chosen: str | None = None
         if len(returned) == 1 and (by_op or not compatible_opaque):
@@ -288,10 +288,10 @@ def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
         binding.unchecked[param] = why
         if len(returned) > 1 and not compatible_opaque:
             ambiguous[param] = tuple(returned)
-        if not candidates and top in _SPLIT_REDUCTIONS:
-            split[param] = _partial_of(fragment, meta, _SPLIT_REDUCTIONS[top])
+        if not candidates and top in SPLIT_REDUCTIONS:
+            split[param] = partial_of(fragment, meta, SPLIT_REDUCTIONS[top])
     _bind_by_store_order(binding, ambiguous, fragment)
-    _bind_partial_outputs(binding, split, fragment)
+    bind_partial_outputs(binding, split, fragment)
     seen: dict[str, list[str]] = {}
     for param, name in binding.outputs.items():
         seen.setdefault(name, []).append(param)
@@ -302,7 +302,7 @@ def _bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: _Access,
                 binding.unchecked[param] = f"{' and '.join(params)} both match {name}"
 
 
-def _bind_by_store_order(binding: _Binding, ambiguous: dict[str, tuple[str, ...]], fragment: _Fragment) -> None:
+def _bind_by_store_order(binding: FragmentBinding, ambiguous: dict[str, tuple[str, ...]], fragment: Fragment) -> None:
     """`out_ptr0`, `out_ptr1` both match `sum_7`, `sum_8` (same op, same meta): Inductor numbers out_ptrN in the
     order the fused nodes store, which is the order of the fragment's return, so pair them in that order."""
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -320,7 +320,7 @@ def _bind_by_store_order(binding: _Binding, ambiguous: dict[str, tuple[str, ...]
             binding.warnings.append(f"bound {param} to {name} by store order ({', '.join(ordered)} look alike)")
 
 
-def _bind_partial_outputs(binding: _Binding, split: dict[str, dict[str, tuple[int, ...]]], fragment: _Fragment) -> None:
+def bind_partial_outputs(binding: FragmentBinding, split: dict[str, dict[str, tuple[int, ...]]], fragment: Fragment) -> None:
     """Stage 1 of a split reduction: `out_ptr0` stores `buf9` f32[1, 512, 16], partial sums of `sum_3` f32[1, 512].
 
     The buffer is the node's shape plus the split dimension(s); the stored value's reduction (`tl.sum`) must be the
@@ -356,7 +356,7 @@ def _bind_partial_outputs(binding: _Binding, split: dict[str, dict[str, tuple[in
                                     f"(look-alike split reductions)")
 
 
-def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
+def bind_partial_inputs(fragment: Fragment, binding: FragmentBinding) -> None:
     """Stage 2 of a split reduction: the kernel reads `buf9` f32[1, 512, 16] (no FX node) and stores `sum_3`
     f32[1, 512]; `sum_3` is then the same reduction of `buf9` over its split dimension. Only when the pairing is
     one to one: a partial that could belong to two nodes, or a node with two partials, is left alone."""
@@ -366,15 +366,15 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
     # A buffer with the shape of one of the fragment's reductions is that reduction's unfinished accumulator, which
     # this kernel finishes (x.mean(-1, keepdim=True).sum(): buf0 f32[4, 1] holds the row sums, the kernel divides by
     # the row length, then sums): summing it as partials of the last reduction would leave out the division.
-    reduced = {(tuple(map(str, op.meta.shape)), _norm_dtype(op.meta.dtype)) for name, op in fragment.ops.items()
-               if _family(fragment, name).split("[")[0] in _REDUCTION_FAMILIES and op.meta is not None}
+    reduced = {(tuple(map(str, op.meta.shape)), norm_dtype(op.meta.dtype)) for name, op in fragment.ops.items()
+               if op_family(fragment, name).split("[")[0] in _REDUCTION_FAMILIES and op.meta is not None}
     for name in binding.inputs:
         if name in fragment.ops or name in binding.scalar_inputs or name in consumed:
             continue
         meta = binding.input_meta.get(name)
-        if meta is not None and (tuple(map(str, meta.shape)), _norm_dtype(meta.dtype)) in reduced:
+        if meta is not None and (tuple(map(str, meta.shape)), norm_dtype(meta.dtype)) in reduced:
             continue
-        options = _partial_of(fragment, binding.input_meta.get(name))
+        options = partial_of(fragment, binding.input_meta.get(name))
         if len(options) == 1:
             (node, dims), = options.items()
             pairs.setdefault(node, []).append((name, dims))
@@ -386,7 +386,7 @@ def _bind_partial_inputs(fragment: _Fragment, binding: _Binding) -> None:
                 binding.from_partials[node] = (partial, split)
 
 
-def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str, str], order: list[str],
+def needed_expression(name: str, fragment: Fragment, binding: FragmentBinding, symbols: dict[str, str], order: list[str],
             visiting: set[str]) -> str | None:
     """Add `name` and what it needs to `order`; return why it cannot be computed, or None."""
     if name in binding.inputs or name in order:
@@ -412,7 +412,7 @@ def _needed(name: str, fragment: _Fragment, binding: _Binding, symbols: dict[str
             if symbol not in symbols:
                 return f"symbolic size {symbol} in {name} cannot be bound from the kernel's inputs"
         for ref in fx_refs(value):
-            why = _needed(ref, fragment, binding, symbols, order, visiting)
+            why = needed_expression(ref, fragment, binding, symbols, order, visiting)
             if why is not None:
                 return why
     order.append(name)

@@ -8,25 +8,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from harvest.model import FxDevice, FxExpr, FxRef, Graph, Kernel, Launch
-from harvest.reference.access import _Access, _scan_kernel
+from harvest.reference.access import Access, scan_kernel
 from harvest.reference.binding import (
-    _SPLIT_TARGETS,
-    _SPLIT_WORDS,
-    _bind_inputs,
-    _bind_outputs,
-    _bind_partial_inputs,
-    _Binding,
-    _needed,
+    SPLIT_TARGETS,
+    SPLIT_WORDS,
+    bind_inputs,
+    bind_outputs,
+    bind_partial_inputs,
+    FragmentBinding,
+    needed_expression,
 )
 from harvest.reference.fragment import (
     PREPARE_SOFTMAX_ONLINE,
-    _arg_buffer,
-    _buffer_meta,
-    _Fragment,
-    _norm_dtype,
-    _numel,
-    _read_fragment,
-    _same_shape,
+    arg_buffer,
+    buffer_meta_of,
+    Fragment,
+    norm_dtype,
+    numel_of,
+    read_fragment,
+    same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
 from harvest.reference.recorded import bind_recorded
@@ -67,7 +67,7 @@ def _shape_text(shape: tuple[int | str, ...], final: Mapping[str, str]) -> str:
 _SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 
 
-def _scan_length(fragment: _Fragment, name: str) -> int | None:
+def _scan_length(fragment: Fragment, name: str) -> int | None:
     """How many values a scan node combines into its last output (the length of its dim; None for another node
     or a symbolic length)."""
     op = fragment.ops.get(name)
@@ -89,7 +89,7 @@ def _count_text(count: int | FxExpr | None, names: Mapping[str, str], final: Map
     return str(count) if count else ""
 
 
-def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Graph, launch: Launch,
+def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, graph: Graph, launch: Launch,
               final: Mapping[str, str]) -> Reference:
     """The reference's source, written with each kernel parameter (and size symbol that is one) in its final name."""
 
@@ -117,7 +117,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     unchecked = dict(binding.unchecked)
     for param, name in binding.outputs.items():
         attempt = list(order)
-        why = _needed(name, fragment, binding, symbols, attempt, set())
+        why = needed_expression(name, fragment, binding, symbols, attempt, set())
         if why is None and name in binding.inputs and not binding.exact:
             why = f"{param} stores {name} unchanged from its input"
         if why is not None:
@@ -154,11 +154,11 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             dtype = f", dtype={_dtype_text(meta.dtype)}" if meta else ""
             lines.append(f"    {names[name]} = torch.as_tensor({the(param)}{dtype})")
             continue
-        buffer_meta = _buffer_meta(graph, _arg_buffer(by_param[param]))
+        buffer_meta = buffer_meta_of(graph, arg_buffer(by_param[param]))
         # Inductor loads fp16/bf16 values into fp32, computes in fp32 and rounds once, at the store: so does the
         # reference (rounding after every op, as eager would, makes it differ from a correct kernel).
-        upcast = ".float()" if (meta and _norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
-        if meta and buffer_meta and not _same_shape(meta, buffer_meta) and _numel(meta.shape) is not None:
+        upcast = ".float()" if (meta and norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
+        if meta and buffer_meta and not same_shape(meta, buffer_meta) and numel_of(meta.shape) is not None:
             lines.append(f"    {names[name]} = {the(param)}.reshape{_shape_text(meta.shape, final)}{upcast}")
         else:
             lines.append(f"    {names[name]} = {the(param)}{upcast}")
@@ -178,13 +178,13 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
         op = fragment.ops[name]
         if name in binding.from_partials:
             partial, split = binding.from_partials[name]
-            parts, verb = _SPLIT_WORDS[split.reduce]
+            parts, verb = SPLIT_WORDS[split.reduce]
             scale = _count_text(split.scale, names, final)
             of = f"{names[name]} * {scale}" if scale else names[name]
             then = f" and divides by {scale}" if scale else ""
             lines.append(f"    # Split reduction, stage 2: {names[partial]} holds {parts} of {of} along dim "
                          f"{list(split.dims)}; the kernel {verb} them{then}.")
-            call = f"{_SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
+            call = f"{SPLIT_TARGETS[split.reduce]}({names[partial]}, {list(split.dims)})"
             if scale:
                 call += f" / {scale}"
         elif op.target == "operator.getitem":
@@ -216,12 +216,12 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
     for param in list(checked):
         name = binding.outputs[param]
         arg = by_param[param]
-        meta = _buffer_meta(graph, _arg_buffer(arg))
+        meta = buffer_meta_of(graph, arg_buffer(arg))
         node_meta = fragment.ops[name].meta if name in fragment.ops else binding.input_meta.get(name)
         expr = names[name]
         split = binding.partial_outputs.get(param)
         if split is not None:
-            chunks = _numel(tuple(meta.shape[d] for d in split.dims)) if meta is not None else None
+            chunks = numel_of(tuple(meta.shape[d] for d in split.dims)) if meta is not None else None
             welford = ""
             if split.reduce == "welford":
                 welford = f'"part": {split.part}, "of": [{", ".join(repr(the(p)) for p in split.of)}], '
@@ -232,7 +232,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
                     lines.append(f"    # check() combines them (Chan's formula) and compares with {', '.join(wholes)} "
                                  f"({split.terms} values per element).")
             else:
-                parts, verb = _SPLIT_WORDS[split.reduce]
+                parts, verb = SPLIT_WORDS[split.reduce]
                 lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
                              f"along dim {list(split.dims)};")
                 count = f"{split.terms} values" if split.terms is not None else "all the values it reduces"
@@ -251,7 +251,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
             continue
         if meta is not None and node_meta is not None:
             if tuple(map(str, node_meta.shape)) != tuple(map(str, meta.shape)):
-                if _numel(node_meta.shape) is None or _numel(node_meta.shape) != _numel(meta.shape):
+                if numel_of(node_meta.shape) is None or numel_of(node_meta.shape) != numel_of(meta.shape):
                     checked.remove(param)
                     unchecked[param] = (f"{name} has shape {list(node_meta.shape)} but {param} holds "
                                         f"{list(meta.shape)}")
@@ -275,7 +275,7 @@ def _generate(kernel: Kernel, fragment: _Fragment, binding: _Binding, graph: Gra
 def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(parameters the kernel writes, those of them it never reads), in parameter order."""
     try:
-        access = _scan_kernel(kernel)
+        access = scan_kernel(kernel)
     except SyntaxError:
         outputs = tuple(p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr")))
         return outputs, tuple(p for p in outputs if p.startswith("out_ptr"))
@@ -283,7 +283,7 @@ def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return outputs, tuple(p for p in outputs if p not in access.loaded)
 
 
-def _outputs_of(kernel: Kernel, access: _Access | None) -> list[str]:
+def _outputs_of(kernel: Kernel, access: Access | None) -> list[str]:
     if access is not None:
         return [p for p in kernel.params if p in access.last_store]
     return [p for p in kernel.params if p.startswith(("out_ptr", "in_out_ptr"))]
@@ -297,15 +297,15 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
     From `recorded_graph` (the kernel's graph as the capture recorded it: harvest.capture.kernel_graph) when there is
     one, with every name bound exactly; else from the kernel's `# Graph fragment:` comment, bound by heuristics.
     """
-    access: _Access | None = None
+    access: Access | None = None
     fallback = ""
     if kernel.kind == "user":  # what it stores, read from its body: a user's names say nothing
-        outputs = _outputs_of(kernel, _scan_kernel(kernel))
+        outputs = _outputs_of(kernel, scan_kernel(kernel))
         reason = "a user-written Triton kernel: no graph ops to compute it from (the record compares it)"
         return Reference("def reference():\n    return {}\n", (), (), tuple((p, reason) for p in outputs), ())
     if recorded_graph and not recorded_graph.get("error"):
         try:
-            access = _scan_kernel(kernel)
+            access = scan_kernel(kernel)
             fragment, binding = bind_recorded(kernel, launch, graph, access, dict(recorded_graph))
             reference = _generate(kernel, fragment, binding, graph, launch, final_names or {})
             return replace(reference, source_of="graph")
@@ -314,14 +314,14 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
     elif recorded_graph:
         fallback = f"the capture could not record this kernel's graph ({recorded_graph['error']}); built from the comment"
     try:
-        access = _scan_kernel(kernel)
+        access = scan_kernel(kernel)
         if not kernel.comment.fragment:
             raise _NoFragment()
-        fragment = _read_fragment(kernel)
-        binding = _Binding()
-        _bind_inputs(kernel, launch, graph, access, fragment, binding)
-        _bind_outputs(kernel, launch, graph, access, fragment, binding)
-        _bind_partial_inputs(fragment, binding)
+        fragment = read_fragment(kernel)
+        binding = FragmentBinding()
+        bind_inputs(kernel, launch, graph, access, fragment, binding)
+        bind_outputs(kernel, launch, graph, access, fragment, binding)
+        bind_partial_inputs(fragment, binding)
         reference = _generate(kernel, fragment, binding, graph, launch, final_names or {})
         if fallback:
             reference = replace(reference, warnings=(fallback, *reference.warnings))

@@ -16,7 +16,7 @@ from harvest.text_output import plural
 
 
 @dataclass(frozen=True)
-class _Op:
+class Op:
     name: str
     target: str  # normalized: "torch.ops.aten.add.Tensor" or "operator.getitem"
     args: tuple[FxValue, ...]
@@ -39,7 +39,7 @@ _TUPLE_ARITY = {"prepare_softmax_online": 2, "var_mean": 2, "max": 2, "min": 2, 
 PREPARE_SOFTMAX_ONLINE = "torch.ops.prims.prepare_softmax_online.default"
 
 
-def _target_exists(target: str) -> bool:
+def target_exists(target: str) -> bool:
     """Whether `torch.ops.<ns>.<op>.<overload>` resolves in this torch."""
     if target in ("operator.getitem", "torch.ops.prims.fma.default", PREPARE_SOFTMAX_ONLINE):
         return True  # Inductor's own prims (registered only once Inductor is imported): the reference writes them out
@@ -57,8 +57,8 @@ def _target_exists(target: str) -> bool:
 
 
 @dataclass
-class _Fragment:
-    ops: dict[str, _Op] = field(default_factory=dict)  # defined nodes in order (call_function + inferred getitems)
+class Fragment:
+    ops: dict[str, Op] = field(default_factory=dict)  # defined nodes in order (call_function + inferred getitems)
     placeholders: dict[str, FxNode] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # node name -> why it cannot be rendered
     returns: tuple[str, ...] = ()
@@ -69,7 +69,7 @@ class _Fragment:
 TRITON_RAND = "triton_rand"
 
 
-def redraw_random(node: FxNode, family: str) -> _Op | None:
+def redraw_random(node: FxNode, family: str) -> Op | None:
     """Inductor's dropout draws with Triton's Philox: `inductor_lookup_seed(seeds, k)` is the seed at k of the seed
     buffer, `inductor_random(size, seed, 'rand')` is tl.rand(seed, offset) for the offsets 0, 1, ... of the
     elements in row-major order, which the harness's triton_rand draws again, bit for bit. None for anything else
@@ -77,15 +77,15 @@ def redraw_random(node: FxNode, family: str) -> _Op | None:
     if node.args_error:
         return None
     if family == "inductor_lookup_seed" and len(node.args) == 2 and isinstance(node.args[0], FxRef):
-        return _Op(node.name, "operator.getitem", node.args, {}, node.meta)
+        return Op(node.name, "operator.getitem", node.args, {}, node.meta)
     if (family == "inductor_random" and len(node.args) == 3 and isinstance(node.args[2], FxExpr)
             and node.args[2].text.strip("'\"") == "rand" and not node.kwargs):
-        return _Op(node.name, TRITON_RAND, node.args[:2], {}, node.meta)
+        return Op(node.name, TRITON_RAND, node.args[:2], {}, node.meta)
     return None
 
 
-def _read_fragment(kernel: Kernel) -> _Fragment:
-    fragment = _Fragment(returns=tuple(kernel.comment.fragment_return))
+def read_fragment(kernel: Kernel) -> Fragment:
+    fragment = Fragment(returns=tuple(kernel.comment.fragment_return))
     for node in kernel.comment.fragment:
         if node.op in ("placeholder", "PlaceHolder"):
             fragment.placeholders.setdefault(node.name, node)
@@ -95,18 +95,18 @@ def _read_fragment(kernel: Kernel) -> _Fragment:
             continue
         target = torch_ops_target(node.target)
         # A node that cannot be rendered stays in `ops` (its meta still identifies the output that stores it).
-        fragment.ops[node.name] = _Op(node.name, target, (), {}, node.meta)
+        fragment.ops[node.name] = Op(node.name, target, (), {}, node.meta)
         redrawn = redraw_random(node, target.split(".")[3] if target.count(".") >= 4 else "")
         if redrawn is not None:  # dropout's random numbers, drawn again as the kernel draws them
             fragment.ops[node.name] = redrawn
             continue
-        if not _target_exists(target):
+        if not target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
             continue
         if node.args_error:
             fragment.broken[node.name] = f"cannot read the arguments of {node.name}: {node.args_error}"
             continue
-        fragment.ops[node.name] = _Op(node.name, target, node.args, dict(node.kwargs), node.meta)
+        fragment.ops[node.name] = Op(node.name, target, node.args, dict(node.kwargs), node.meta)
     _infer_getitems(fragment)
     return fragment
 
@@ -115,7 +115,7 @@ def _getitem_index(name: str) -> int:
     return 0 if name == "getitem" else int(name.rsplit("_", 1)[1])
 
 
-def _infer_getitems(fragment: _Fragment) -> None:
+def _infer_getitems(fragment: Fragment) -> None:
     """Define `getitem_K` names the fragment uses but does not define, when only one assignment is possible.
 
     A missing getitem is inferred only when the fragment has exactly one tuple-returning node and the indices of
@@ -149,11 +149,11 @@ def _infer_getitems(fragment: _Fragment) -> None:
     ops = dict(fragment.ops)
     for name, index in zip(missing, free):
         placeholder = fragment.placeholders.get(name)
-        ops[name] = _Op(name, "operator.getitem", (FxRef(source.name), FxExpr((str(index),))), {},
+        ops[name] = Op(name, "operator.getitem", (FxRef(source.name), FxExpr((str(index),))), {},
                         placeholder.meta if placeholder else None, inferred=True)
         fragment.warnings.append(f"inferred {name} = {source.name}[{index}] (the fragment uses it but does not define it)")
     # Keep definition order valid: inferred getitems go right after their tuple node.
-    ordered: dict[str, _Op] = {}
+    ordered: dict[str, Op] = {}
     for name, op in fragment.ops.items():
         ordered[name] = op
         if name == source.name:
@@ -162,7 +162,7 @@ def _infer_getitems(fragment: _Fragment) -> None:
     fragment.ops = ordered
 
 
-def _family(fragment: _Fragment, name: str) -> str:
+def op_family(fragment: Fragment, name: str) -> str:
     """The op family that made a node's value, looking through views and conversions."""
     seen: set[str] = set()
     while name in fragment.ops and name not in seen:
@@ -184,7 +184,7 @@ def _family(fragment: _Fragment, name: str) -> str:
 # Metas.
 
 
-def _numel(shape: tuple[int | str, ...]) -> int | None:
+def numel_of(shape: tuple[int | str, ...]) -> int | None:
     total = 1
     for size in shape:
         if not isinstance(size, int):
@@ -193,24 +193,24 @@ def _numel(shape: tuple[int | str, ...]) -> int | None:
     return total
 
 
-def _norm_dtype(dtype: str) -> str:
+def norm_dtype(dtype: str) -> str:
     return {"bool": "bool", "b8": "bool"}.get(dtype, dtype)
 
 
-def _same_shape(a: TensorMeta, b: TensorMeta) -> bool:
-    return tuple(str(s) for s in a.shape) == tuple(str(s) for s in b.shape) and _norm_dtype(a.dtype) == _norm_dtype(b.dtype)
+def same_shape(a: TensorMeta, b: TensorMeta) -> bool:
+    return tuple(str(s) for s in a.shape) == tuple(str(s) for s in b.shape) and norm_dtype(a.dtype) == norm_dtype(b.dtype)
 
 
-def _same_numel(a: TensorMeta, b: TensorMeta) -> bool:
-    numel = _numel(a.shape)
-    return numel is not None and numel == _numel(b.shape) and _norm_dtype(a.dtype) == _norm_dtype(b.dtype)
+def same_numel(a: TensorMeta, b: TensorMeta) -> bool:
+    numel = numel_of(a.shape)
+    return numel is not None and numel == numel_of(b.shape) and norm_dtype(a.dtype) == norm_dtype(b.dtype)
 
 
-def _buffer_meta(graph: Graph, name: str | None) -> TensorMeta | None:
+def buffer_meta_of(graph: Graph, name: str | None) -> TensorMeta | None:
     buffer = graph.buffers.get(name or "")
     return buffer.meta if buffer else None
 
 
-def _arg_buffer(arg: LaunchArg) -> str | None:
+def arg_buffer(arg: LaunchArg) -> str | None:
     """The tensor a launch argument names: `buf0`, or `arg3_1` in `arg3_1.item()` (read when the wrapper was parsed)."""
     return arg.buffer or arg.item_of

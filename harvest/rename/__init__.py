@@ -18,10 +18,10 @@ import functools
 import libcst as cst
 
 from harvest.model import Graph, Kernel, Launch
-from harvest.rename.apply import _rename
-from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult, _failure
-from harvest.rename.names import _IDENT, _buffer_base, _producers, readable_kernel_name
-from harvest.rename.standalone import _kernel_def, _standalone
+from harvest.rename.apply import rename_module
+from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult, failure
+from harvest.rename.names import IDENT, buffer_base, extern_producers, readable_kernel_name
+from harvest.rename.standalone import kernel_def, standalone
 from harvest.syntax import kernel_trees
 
 __all__ = [
@@ -34,11 +34,11 @@ def build_context(kernel: Kernel, launch: Launch | None, graph: Graph | None, ke
     """Collect naming hints for `kernel` from its launch (what each pointer binds to) and its graph."""
     hints: list[tuple[str, str, str]] = []
     if launch is not None:
-        producers = _producers(graph) if graph is not None else {}
+        producers = extern_producers(graph) if graph is not None else {}
         inputs = set(graph.inputs) if graph is not None else set()
         for arg in launch.args:
-            buffer = arg.buffer or (arg.expr if _IDENT.fullmatch(arg.expr) else None)
-            base = _buffer_base(buffer, inputs, producers, graph) if buffer else ""
+            buffer = arg.buffer or (arg.expr if IDENT.fullmatch(arg.expr) else None)
+            base = buffer_base(buffer, inputs, producers, graph) if buffer else ""
             hints.append((arg.param, base, arg.expr))
     return RenameContext(kernel_name=kernel_name, param_hints=tuple(hints), fragment=kernel.comment.fragment)
 
@@ -72,7 +72,7 @@ def strip_inductor_decorators(source: str) -> str:
     Returns `source` unchanged when it does not parse.
     """
     try:
-        return _standalone(_parsed(source), source).code
+        return standalone(_parsed(source), source).code
     except Exception:  # a kernel we cannot read stays as Inductor wrote it; callers compare and warn
         return source
 
@@ -85,11 +85,11 @@ def rename_kernel(source: str, context: RenameContext | None = None) -> RenameRe
     (harvest/prewarm.py), and the renders after the run find the result here."""
     context = context or RenameContext()
     try:
-        stripped = _standalone(_parsed(source), source)
+        stripped = standalone(_parsed(source), source)
     except Exception as exc:
-        return _failure(source, "", f"cannot parse the kernel source: {type(exc).__name__}: {exc}")
+        return failure(source, "", f"cannot parse the kernel source: {type(exc).__name__}: {exc}")
     try:
-        return _rename(stripped, context)
+        return rename_module(stripped, context)
     except Exception as exc:  # any surprise falls back to Inductor's names, with the reason
-        return _failure(stripped.code, _kernel_def(stripped).name.value if _kernel_def(stripped) else "",
+        return failure(stripped.code, kernel_def(stripped).name.value if kernel_def(stripped) else "",
                         f"rename failed, Inductor names kept: {type(exc).__name__}: {exc}")

@@ -12,11 +12,11 @@ import libcst.matchers as m
 from harvest.model import FxNode
 from harvest.ops import SAME_VALUES
 from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult
-from harvest.rename.gather import _AXIS_NAME, _COORD, _LEFTOVER, _LEGACY, _TMP, _Facts, _Gather, _is_inductor_name
+from harvest.rename.gather import AXIS_NAME, COORD, LEFTOVER, LEGACY, TMP, Facts, FactGatherer, is_inductor_name
 from harvest.rename.names import readable_kernel_name
-from harvest.rename.plan import _ATEN_OF, _plan, _unique
+from harvest.rename.plan import ATEN_OF, plan_names, unique_names
 from harvest.rename.scope import KernelScope, kernel_scope
-from harvest.rename.standalone import _kernel_def
+from harvest.rename.standalone import kernel_def
 from harvest.syntax import QuickTransformer, dotted_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ class _FixedSize:
     reason: tuple[str, ...]  # ("persistent", block, value) | ("unmasked",) | ("loop",) | ("launch", expression)
 
 
-def _size_params(kernel: cst.FunctionDef, facts: _Facts, scope: KernelScope, context: RenameContext,
+def _size_params(kernel: cst.FunctionDef, facts: Facts, scope: KernelScope, context: RenameContext,
                  drop: set[int]) -> list[_FixedSize]:
     """Size parameters Inductor shadows with a constant (`xnumel = 1048576` under `def k(..., xnumel, ...)`).
 
@@ -154,7 +154,7 @@ def _size_params(kernel: cst.FunctionDef, facts: _Facts, scope: KernelScope, con
     fixed: list[_FixedSize] = []
     body = list(kernel.body.body)
     for name in facts.params:
-        axis = _AXIS_NAME.match(name)
+        axis = AXIS_NAME.match(name)
         if axis is None or axis.group(2) != "numel":
             continue
         lines = [_statement_of(a, scope.parents) for a in scope.assignments.get(name, []) if isinstance(a, cst.Name)]
@@ -237,7 +237,7 @@ def _pure(node: cst.CSTNode) -> bool:
     return False
 
 
-def _dead_locals(facts: _Facts, scope: KernelScope, drop: set[int], merged: dict[str, str]) -> set[int]:
+def _dead_locals(facts: Facts, scope: KernelScope, drop: set[int], merged: dict[str, str]) -> set[int]:
     """Assignments nothing reads (Inductor's unused masks, say) whose value has no effect: to delete.
 
     Repeated until nothing changes, since deleting one can leave the names it read unread."""
@@ -246,7 +246,7 @@ def _dead_locals(facts: _Facts, scope: KernelScope, drop: set[int], merged: dict
     while changed:
         changed = False
         for name in facts.order:
-            axis = _AXIS_NAME.match(name)
+            axis = AXIS_NAME.match(name)
             if name in facts.params or name in merged or axis and axis.group(2) in ("offset", "index", "base"):
                 continue  # a program's offsets and indices stay: the skeleton every kernel is read (and twinned) by
             lines = [_statement_of(a, scope.parents) for a in scope.assignments.get(name, [])]
@@ -263,12 +263,12 @@ def _dead_locals(facts: _Facts, scope: KernelScope, drop: set[int], merged: dict
     return dead
 
 
-def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
-    kernel = _kernel_def(module)
+def rename_module(module: cst.Module, context: RenameContext) -> RenameResult:
+    kernel = kernel_def(module)
     assert kernel is not None  # _standalone checked
     old_kernel = kernel.name.value
-    facts = _Facts(params=[p.name.value for p in kernel.params.params])
-    scope = kernel_scope(module, kernel, also=_Gather(facts))  # names, reads and facts in one walk
+    facts = Facts(params=[p.name.value for p in kernel.params.params])
+    scope = kernel_scope(module, kernel, also=FactGatherer(facts))  # names, reads and facts in one walk
     parents = scope.parents
     assignments = lambda name: scope.assignments.get(name, [])  # noqa: E731
     if kernel.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or kernel.params.kwonly_params:
@@ -279,19 +279,19 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     merged: dict[str, str] = {}  # alias -> the name it copies
     for name in facts.order:
         values = facts.defs[name]
-        if name in _LEGACY and not scope.accesses.get(name) and not scope.inner_accesses.get(name) \
+        if name in LEGACY and not scope.accesses.get(name) and not scope.inner_accesses.get(name) \
                 and all(isinstance(v, (cst.Name, cst.Integer)) for v in values):
             drop |= {id(_statement_of(a, parents)) for a in assignments(name)}
-        elif _COORD.match(name) and all(isinstance(v, cst.Name) for v in values) \
+        elif COORD.match(name) and all(isinstance(v, cst.Name) for v in values) \
                 and len({cst.ensure_type(v, cst.Name).value for v in values}) == 1:
             target = cst.ensure_type(values[0], cst.Name).value
             statements = _foldable(name, target, scope)
-            if statements is not None and _is_inductor_name(target):
+            if statements is not None and is_inductor_name(target):
                 drop |= statements
                 merged[name] = target
     # r0_offset = 0 in persistent reductions is only read by the dead `roffset` alias
     for name in facts.order:
-        if _AXIS_NAME.match(name) and name not in facts.params \
+        if AXIS_NAME.match(name) and name not in facts.params \
                 and all(isinstance(v, cst.Integer) for v in facts.defs[name]):
             readers = scope.accesses.get(name, []) + scope.inner_accesses.get(name, [])
             if readers and all(id(_statement_of(r, parents)) in drop for r in readers):
@@ -301,12 +301,12 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     gone = {n for n in facts.order if n not in facts.params
             and all(id(_statement_of(a, parents)) in drop for a in assignments(n))}
     live = [n for n in facts.order if n not in gone]
-    base, trace = _plan(facts, context)
+    base, trace = plan_names(facts, context)
     order = list(dict.fromkeys(facts.params + live))
     kept = {n for n in set(facts.params) | set(facts.order) if n not in base}
     kept |= scope.module_reads
     kept -= set(base)
-    final = _unique(base, order, kept | {old_kernel})
+    final = unique_names(base, order, kept | {old_kernel})
     for alias, target in merged.items():
         final[alias] = final.get(target, target)
     new_kernel = context.kernel_name or readable_kernel_name(old_kernel)
@@ -335,7 +335,7 @@ def _rename(module: cst.Module, context: RenameContext) -> RenameResult:
     params = tuple((p, final.get(p, p) if p in dropped else next(taken)) for p in facts.params)
     if len(set(new_params)) != len(new_params):
         raise ValueError("two parameters got the same name")
-    left = sorted(set(_LEFTOVER.findall(code)))
+    left = sorted(set(LEFTOVER.findall(code)))
     if left:
         warnings.append(f"Inductor names left in {new_kernel}: {', '.join(left)}")
     fx = _trace_fx(base, context.fragment, facts)
@@ -356,7 +356,7 @@ def _fx_op(target: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
-def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode], facts: _Facts) -> dict[str, str]:
+def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode], facts: Facts) -> dict[str, str]:
     """tmp -> FX node, where op and operands both match.
 
     The op: the op that computes the tmp matches exactly one node of the fragment, and vice versa. The operands: each
@@ -370,11 +370,11 @@ def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode], facts: _Facts) -
             by_target.setdefault(op, []).append(node.name)
     by_word: dict[str, list[str]] = {}
     for old, word in base.items():
-        if _TMP.match(old) and not old.startswith("_"):
+        if TMP.match(old) and not old.startswith("_"):
             by_word.setdefault(word, []).append(old)
     candidates: dict[str, str] = {}
     for word, olds in by_word.items():
-        aten = _ATEN_OF.get(word)
+        aten = ATEN_OF.get(word)
         nodes = by_target.get(aten, []) if aten else []
         if len(olds) == 1 and len(nodes) == 1:
             candidates[olds[0]] = nodes[0]
@@ -395,7 +395,7 @@ def _trace_fx(base: dict[str, str], fragment: Sequence[FxNode], facts: _Facts) -
     traced: dict[str, str] = {}
     for tmp, node in candidates.items():
         values = facts.defs.get(tmp, [])
-        operands = {n.value for v in values[:1] for n in m.findall(v, m.Name()) if _TMP.match(n.value)} - {tmp}
+        operands = {n.value for v in values[:1] for n in m.findall(v, m.Name()) if TMP.match(n.value)} - {tmp}
         if all(candidates[o] in arguments.get(node, set()) for o in operands if o in candidates):
             traced[tmp] = node
     return traced

@@ -56,5 +56,5 @@ RESERVED = frozenset(
 )
 
 
-def _failure(code: str, name: str, warning: str) -> RenameResult:
+def failure(code: str, name: str, warning: str) -> RenameResult:
     return RenameResult(code=code, kernel_name=name, mapping=(), params=(), ok=False, warnings=(warning,))

@@ -13,23 +13,23 @@ import libcst.matchers as m
 
 
 _AXES = ("x", "y", "z", "r0_", "r1_")
-_AXIS_NAME = re.compile(r"^(x|y|z|r0_|r1_)(numel|offset|index|mask|base)$")
-_BLOCK = re.compile(r"^(X|Y|Z|R0_|R1_)BLOCK$")
-_COORD = re.compile(r"^(x|y|z|r0_|r1_)(\d+)$")
-_TMP = re.compile(r"^(_?)tmp(\d+)(?:_(\w+))?$")
-_PTR = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)(\d+)$")
-_KS = re.compile(r"^ks(\d+)$")
-_LEGACY = frozenset({"rnumel", "RBLOCK", "roffset", "rindex", "rbase"})  # Inductor's pre-r0_ spellings, kept as aliases
-_LEFTOVER = re.compile(r"\b(tmp\d+|in_ptr\d+|out_ptr\d+|in_out_ptr\d+|xnumel|XBLOCK)\b")
+AXIS_NAME = re.compile(r"^(x|y|z|r0_|r1_)(numel|offset|index|mask|base)$")
+BLOCK_NAME = re.compile(r"^(X|Y|Z|R0_|R1_)BLOCK$")
+COORD = re.compile(r"^(x|y|z|r0_|r1_)(\d+)$")
+TMP = re.compile(r"^(_?)tmp(\d+)(?:_(\w+))?$")
+PTR = re.compile(r"^(in_out_ptr|in_ptr|out_ptr)(\d+)$")
+KS = re.compile(r"^ks(\d+)$")
+LEGACY = frozenset({"rnumel", "RBLOCK", "roffset", "rindex", "rbase"})  # Inductor's pre-r0_ spellings, kept as aliases
+LEFTOVER = re.compile(r"\b(tmp\d+|in_ptr\d+|out_ptr\d+|in_out_ptr\d+|xnumel|XBLOCK)\b")
 
 
-def _is_inductor_name(name: str) -> bool:
-    return bool(_AXIS_NAME.match(name) or _BLOCK.match(name) or _COORD.match(name) or _TMP.match(name)
-                or _PTR.match(name) or _KS.match(name) or name in _LEGACY)
+def is_inductor_name(name: str) -> bool:
+    return bool(AXIS_NAME.match(name) or BLOCK_NAME.match(name) or COORD.match(name) or TMP.match(name)
+                or PTR.match(name) or KS.match(name) or name in LEGACY)
 
 
 @dataclass
-class _Facts:
+class Facts:
     params: list[str] = field(default_factory=list)
     defs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # name -> every value assigned, in order
     order: list[str] = field(default_factory=list)  # names in order of first assignment
@@ -47,8 +47,8 @@ def _pointer_of(expr: cst.BaseExpression) -> str | None:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-class _Gather(cst.CSTVisitor):
-    def __init__(self, facts: _Facts) -> None:
+class FactGatherer(cst.CSTVisitor):
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
 
     def _assign(self, name: str, value: cst.BaseExpression) -> None:

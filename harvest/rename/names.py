@@ -71,11 +71,11 @@ def readable_kernel_name(inductor_name: str, aten_ops: Sequence[str] = (), sourc
 # ---------------------------------------------------------------------------------------------------------------------
 # Launch bindings -> parameter hints
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _ANON_INPUT = re.compile(r"^(arg\d+_\d+|primals_\d+|tangents_\d+|buf\d+|s\d+|ks\d+|u\d+)$")
 
 
-def _producers(graph: Graph) -> dict[str, str]:
+def extern_producers(graph: Graph) -> dict[str, str]:
     """Buffer -> short name of the extern op that wrote it (`buf5` -> `addmm`), following reuse views."""
     out: dict[str, str] = {}
     for call in graph.externs:
@@ -84,7 +84,7 @@ def _producers(graph: Graph) -> dict[str, str]:
     return out
 
 
-def _buffer_base(buffer: str, inputs: set[str], producers: dict[str, str], graph: Graph | None) -> str:
+def buffer_base(buffer: str, inputs: set[str], producers: dict[str, str], graph: Graph | None) -> str:
     """A readable base name for what a launch argument binds to, or "" when nothing better than a role is known."""
     seen: set[str] = set()
     name = buffer

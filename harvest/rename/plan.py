@@ -11,8 +11,8 @@ import libcst.matchers as m
 
 from harvest.dtypes import SHORT_NAMES
 from harvest.rename.context import RESERVED, RenameContext
-from harvest.rename.gather import _AXIS_NAME, _BLOCK, _COORD, _KS, _LEGACY, _PTR, _TMP, _Facts, _is_inductor_name
-from harvest.rename.names import _IDENT
+from harvest.rename.gather import AXIS_NAME, BLOCK_NAME, COORD, KS, LEGACY, PTR, TMP, Facts, is_inductor_name
+from harvest.rename.names import IDENT
 from harvest.syntax import dotted_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ _CMPOPS = {cst.Equal: "eq", cst.NotEqual: "ne", cst.LessThan: "lt", cst.LessThan
 _CONSTS = {"0": "zero", "0.0": "zero", "1": "one", "1.0": "one", "-1": "minus_one", "-1.0": "minus_one",
            "0.5": "half", 'float("inf")': "inf", 'float("-inf")': "neg_inf"}
 # op word -> aten target in a graph fragment (to trace a tmp to the FX node it computes)
-_ATEN_OF = {"rsqrt": "rsqrt", "rstd": "rsqrt", "exp": "exp", "erf": "erf", "tanh": "tanh", "sigmoid": "sigmoid",
+ATEN_OF = {"rsqrt": "rsqrt", "rstd": "rsqrt", "exp": "exp", "erf": "erf", "tanh": "tanh", "sigmoid": "sigmoid",
             "log": "log", "sqrt": "sqrt", "where": "where", "amax": "amax", "amin": "amin", "absolute": "abs",
             "mean": "mean", "total": "sum", "any_true": "any", "power": "pow", "maximum": "maximum",
             "minimum": "minimum", "div": "div", "sub": "sub", "add": "add", "mul": "mul", "square": "pow", "eq": "eq",
@@ -89,7 +89,7 @@ def _strip(expr: cst.BaseExpression) -> cst.BaseExpression:
 class _Namer:
     """Chooses base names for tmps from the op that computes them (program order, so operands are named first)."""
 
-    def __init__(self, facts: _Facts, names: dict[str, str]) -> None:
+    def __init__(self, facts: Facts, names: dict[str, str]) -> None:
         self.facts = facts
         self.names = names  # old -> base new name, filled as we go
 
@@ -168,20 +168,20 @@ def _ptr_base(param_name: str) -> str:
     return param_name[:-4] if param_name.endswith("_ptr") else param_name
 
 
-def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[str, str]]:
+def plan_names(facts: Facts, context: RenameContext) -> tuple[dict[str, str], dict[str, str]]:
     """Inductor name -> new name for every Inductor-style name in the kernel, and name -> FX node / binding."""
-    names = [n for n in dict.fromkeys(facts.params + facts.order) if _is_inductor_name(n)]
+    names = [n for n in dict.fromkeys(facts.params + facts.order) if is_inductor_name(n)]
     reduction = any(n.startswith(("r0_", "R0_", "r1_")) for n in names)
     tiled = any(n in ("ynumel", "YBLOCK", "yindex") for n in names)
     base: dict[str, str] = {}
     trace: dict[str, str] = {}
     for name in names:
-        if mt := _BLOCK.match(name):
+        if mt := BLOCK_NAME.match(name):
             axis = {"X": "x", "Y": "y", "Z": "z", "R0_": "r0_", "R1_": "r1_"}[mt.group(1)]
             base[name] = _axis_words(axis, reduction, tiled).block
-        elif mt := _AXIS_NAME.match(name):
+        elif mt := AXIS_NAME.match(name):
             base[name] = getattr(_axis_words(mt.group(1), reduction, tiled), mt.group(2))
-        elif mt := _KS.match(name):
+        elif mt := KS.match(name):
             base[name] = f"size_{mt.group(1)}"
     hints = {param: (hint, expr) for param, hint, expr in context.param_hints}
     roles = _vector_roles(facts)
@@ -190,7 +190,7 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
     named_by_store: dict[str, str] = {}  # pointer param -> the tmp it stores last (named after it once tmps are named)
     written_in_place: dict[str, tuple[str, str]] = {}  # in_out pointer with a launch hint -> (hint, the tmp it stores)
     for param in facts.params:  # pointers: launch hints first, then input letters / what is stored
-        if not _PTR.match(param):
+        if not PTR.match(param):
             continue
         hint, expr = hints.get(param, ("", ""))
         trace[param] = expr
@@ -213,7 +213,7 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
             written_in_place[param] = (hint, stored[-1])
     namer = _Namer(facts, {k: v for k, v in base.items() if k not in named_by_store})
     for name in facts.order:  # tmps in program order, so a tmp's operands already have names
-        mt = _TMP.match(name)
+        mt = TMP.match(name)
         if not mt or mt.group(1):
             continue
         if mt.group(3):  # tmp2_mean from welford: the field name says it
@@ -221,15 +221,15 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
             continue
         namer.names[name] = base[name] = namer.name(name, facts.defs[name][0])
     for name in names:
-        mt = _TMP.match(name)
+        mt = TMP.match(name)
         if mt and mt.group(1):  # _tmpN: the accumulator of what tmpN finally holds
             stem = f"tmp{mt.group(2)}" + (f"_{mt.group(3)}" if mt.group(3) else "")
             base[name] = base.get(stem, "value") + "_acc"
     for name in names:
-        if mt := _COORD.match(name):
+        if mt := COORD.match(name):
             values = facts.defs.get(name, [])
             base[name] = _coord_name(values[0], _axis_words(mt.group(1), reduction, tiled)) if values else "idx"
-        elif name in _LEGACY:
+        elif name in LEGACY:
             base[name] = name  # dead aliases are deleted; live ones keep their (already readable) name
     single_out = sum(1 for p in facts.params if p in facts.stores) == 1
     for param, (hint, stored) in written_in_place.items():  # it holds `hint` until the kernel writes `stored` over it
@@ -245,9 +245,9 @@ def _plan(facts: _Facts, context: RenameContext) -> tuple[dict[str, str], dict[s
     return base, trace
 
 
-def _vector_roles(facts: _Facts) -> dict[str, str]:
+def _vector_roles(facts: Facts) -> dict[str, str]:
     """Inputs loaded with an index along the row only (one value per column) and used as `v * w` / `v + b`."""
-    inner = {n for n, values in facts.defs.items() if _COORD.match(n) and re.fullmatch(
+    inner = {n for n, values in facts.defs.items() if COORD.match(n) and re.fullmatch(
         r"\(?(r0_index|xindex % \w+)\)?", cst.Module([]).code_for_node(values[0]))}
     roles: dict[str, str] = {}
     for tmp, ptr in facts.loads.items():
@@ -278,7 +278,7 @@ def _coord_name(value: cst.BaseExpression, words: _AxisWords) -> str:
     return "idx"
 
 
-def _unique(base: dict[str, str], order: Sequence[str], taken: set[str]) -> dict[str, str]:
+def unique_names(base: dict[str, str], order: Sequence[str], taken: set[str]) -> dict[str, str]:
     """Base names -> final names: never reserved, never taken by a name we keep, `_1`, `_2` for repeats."""
     final: dict[str, str] = {}
     used = set(taken)
@@ -286,7 +286,7 @@ def _unique(base: dict[str, str], order: Sequence[str], taken: set[str]) -> dict
         if old not in base:
             continue
         want = base[old]
-        if not _IDENT.fullmatch(want):
+        if not IDENT.fullmatch(want):
             want = "value"
         if want == old and old not in used:  # keeps its own name (a live legacy alias)
             final[old] = old
@@ -295,7 +295,7 @@ def _unique(base: dict[str, str], order: Sequence[str], taken: set[str]) -> dict
         ptr = want.endswith("_ptr")
         stem = want[:-4] if ptr else want
         candidate, n = want, 0
-        while candidate in used or candidate in RESERVED or (candidate != old and _is_inductor_name(candidate)):
+        while candidate in used or candidate in RESERVED or (candidate != old and is_inductor_name(candidate)):
             n += 1
             candidate = f"{stem}_{n}_ptr" if ptr else f"{stem}_{n}"
         final[old] = candidate

@@ -17,7 +17,7 @@ _INDUCTOR_RUNTIME = re.compile(r"^torch\._inductor\.runtime(\.|$)")
 _INDENTED_DRIVER_CALL = re.compile(r"^[ \t]+triton_helpers\.set_driver_to_", re.M)
 
 
-def _kernel_def(module: cst.Module) -> cst.FunctionDef | None:
+def kernel_def(module: cst.Module) -> cst.FunctionDef | None:
     """The kernel: the module-level def Inductor decorated with a heuristic, else the last `@triton.jit` def."""
     defs = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     for d in defs:
@@ -125,10 +125,10 @@ def _global_reads(module: cst.Module) -> set[str]:
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
-def _standalone(module: cst.Module, source: str) -> cst.Module:
+def standalone(module: cst.Module, source: str) -> cst.Module:
     """`module` is `source` parsed. Function bodies are walked only when they use something to rewrite (every kernel
     imports tl_math; few use it)."""
-    kernel = _kernel_def(module)
+    kernel = kernel_def(module)
     if kernel is None:
         raise ValueError("no function definition in the kernel source")
     deep = "tl_math." in source or "promote_to_tensor(" in source or _INDENTED_DRIVER_CALL.search(source) is not None

@@ -114,23 +114,23 @@ def _assigned_names(body: tuple[ast.stmt, ...]) -> dict[str, int]:
     return counts
 
 
-def _names_in(node: ast.AST) -> set[str]:
+def names_in(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _defines(stmt: ast.stmt) -> set[str]:
+def defines(stmt: ast.stmt) -> set[str]:
     if isinstance(stmt, ast.Assign):
         return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return set()
 
 
-def _uses(stmt: ast.stmt) -> set[str]:
+def names_used(stmt: ast.stmt) -> set[str]:
     if isinstance(stmt, ast.Assign):
-        return _names_in(stmt.value)
-    return _names_in(stmt)
+        return names_in(stmt.value)
+    return names_in(stmt)
 
 
-def _split_prologue(facts: ModuleFacts, axes: Axes) -> tuple[list[ast.stmt], list[ast.stmt], dict[str, int]]:
+def split_prologue(facts: ModuleFacts, axes: Axes) -> tuple[list[ast.stmt], list[ast.stmt], dict[str, int]]:
     """Leading constant assignments (`xnumel = 1024`, `rnumel = r0_numel`) and the rest; known integer constants."""
     known = dict(facts.constexprs)
     allowed = set(facts.params) | set(facts.constexprs)
@@ -140,7 +140,7 @@ def _split_prologue(facts: ModuleFacts, axes: Axes) -> tuple[list[ast.stmt], lis
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             break
         name = stmt.targets[0].id
-        if name in axes.offsets or any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)) or not _names_in(stmt.value) <= allowed:
+        if name in axes.offsets or any(isinstance(n, ast.Call) for n in ast.walk(stmt.value)) or not names_in(stmt.value) <= allowed:
             break
         prologue.append(stmt)
         allowed.add(name)
@@ -154,7 +154,7 @@ def _split_prologue(facts: ModuleFacts, axes: Axes) -> tuple[list[ast.stmt], lis
     return prologue, list(facts.body[index:]) if index < len(facts.body) else [], known
 
 
-def _host_expr(node: ast.expr, known: dict[str, int], params: tuple[str, ...]) -> str:
+def host_expr(node: ast.expr, known: dict[str, int], params: tuple[str, ...]) -> str:
     """A numel expression of launch() in C++ over the launcher's int64_t scalars."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return f"int64_t({node.value})"
@@ -166,11 +166,11 @@ def _host_expr(node: ast.expr, known: dict[str, int], params: tuple[str, ...]) -
     if isinstance(node, ast.BinOp):
         symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "/"}.get(type(node.op))
         if symbol:
-            return f"({_host_expr(node.left, known, params)} {symbol} {_host_expr(node.right, known, params)})"
+            return f"({host_expr(node.left, known, params)} {symbol} {host_expr(node.right, known, params)})"
     raise NoTwin(f"launch size {ast.unparse(node)!r} is not an integer expression of the launch arguments")
 
 
-def _start(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], list[str]]:
+def start_emitter(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], list[str]]:
     """An emitter with the kernel parameters bound, the parameter list and the launcher's arguments."""
     out = Emitter(facts)
     out.mutable = {name for name, count in _assigned_names(facts.body).items() if count > 1}
@@ -181,7 +181,7 @@ def _start(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], 
         out.taken.add(cname)
         out.params[name] = cname
         ctype = out.ctype(dtype)
-        if _is_pointer(facts, name):
+        if is_pointer(facts, name):
             const = "" if name in facts.stored else "const "
             signature.append(f"{const}{ctype}* {cname}")
             launcher_args.append(f"reinterpret_cast<{const}{ctype}*>({name}.data_ptr())")
@@ -193,20 +193,20 @@ def _start(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], 
     return out, signature, launcher_args
 
 
-def _is_pointer(facts: ModuleFacts, name: str) -> bool:
+def is_pointer(facts: ModuleFacts, name: str) -> bool:
     return name in facts.pointer_params
 
 
 def _launcher_param(facts: ModuleFacts, name: str) -> str:
-    return f"torch::Tensor {name}" if _is_pointer(facts, name) else ("double " if facts.arg_dtypes[name] in FLOATS else "int64_t ") + name
+    return f"torch::Tensor {name}" if is_pointer(facts, name) else ("double " if facts.arg_dtypes[name] in FLOATS else "int64_t ") + name
 
 
-def _index_dtype(facts: ModuleFacts, offset_name: str) -> str:
+def index_dtype(facts: ModuleFacts, offset_name: str) -> str:
     stmt = next(s for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and s.targets[0].id == offset_name)
     return "i64" if ".to(tl.int64)" in ast.unparse(stmt.value) else "i32"
 
 
-def _finish(facts: ModuleFacts, out: Emitter, signature: list[str], launcher_args: list[str], launch_lines: list[str],
+def finish(facts: ModuleFacts, out: Emitter, signature: list[str], launcher_args: list[str], launch_lines: list[str],
             blocks: str, threads: str, shape: str, notes: list[str]) -> TwinSource:
     """The .cu (with the helpers its body names, and the parameters it reads) and the launcher (with the parameters
     it or the kernel reads); `signature` and `launcher_args` are per parameter of facts.params."""

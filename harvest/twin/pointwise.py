@@ -8,21 +8,21 @@ import ast
 from harvest.syntax import dotted
 from harvest.twin.body import (
     Axes,
-    _defines,
-    _finish,
-    _host_expr,
-    _index_dtype,
-    _is_pointer,
-    _split_prologue,
-    _start,
-    _uses,
+    defines,
+    finish,
+    host_expr,
+    index_dtype,
+    is_pointer,
+    split_prologue,
+    start_emitter,
+    names_used,
 )
 from harvest.twin.cpp import Value, Var
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.facts import CTYPES, ModuleFacts, NoTwin, TwinSource
 
 
-def _aliases(body: list[ast.stmt], name: str) -> set[str]:
+def aliases(body: list[ast.stmt], name: str) -> set[str]:
     """`name` and every variable assigned as a plain copy of it (`x0 = xindex`)."""
     names = {name}
     for stmt in body:
@@ -68,7 +68,7 @@ def _contiguous_accesses(body: list[ast.stmt], index_names: set[str], masks: set
         if mask is not None and not (isinstance(mask, ast.Name) and mask.id in masks) and not (isinstance(mask, ast.Constant) and mask.value is None):
             continue
         pointer = address.left.id
-        if pointer in facts.params and _is_pointer(facts, pointer):
+        if pointer in facts.params and is_pointer(facts, pointer):
             found.append((kind, call, pointer))
     return found
 
@@ -78,21 +78,21 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         raise NoTwin("no `tl.program_id(0) * BLOCK + tl.arange(...)` index found")
     if set(axes.program) - {0, 1} or len(axes.program) != len([g for g in facts.grid if g is not None]):
         raise NoTwin("program axes do not match the launch grid")
-    prologue, body, known = _split_prologue(facts, axes)
+    prologue, body, known = split_prologue(facts, axes)
     shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
-    out, signature, launcher_args = _start(facts, shadowed)
+    out, signature, launcher_args = start_emitter(facts, shadowed)
     exprs = Expressions(out, axes)
     statements = Statements(out, exprs)
     for stmt in prologue:
         statements.statement(stmt)
     numels = {k: exprs(facts.grid[k]) for k in axes.program}
-    host_numels = {k: _host_expr(facts.grid[k], known, facts.params) for k in axes.program}
-    body = [s for s in body if not (_defines(s) & set(axes.offsets))]
+    host_numels = {k: host_expr(facts.grid[k], known, facts.params) for k in axes.program}
+    body = [s for s in body if not (defines(s) & set(axes.offsets))]
     index_names = {axes.program[k] for k in axes.program}
-    index_dtypes = {k: _index_dtype(facts, next(n for n, a in axes.offsets.items() if a == k)) for k in axes.program}
-    body = [s for s in body if not (_defines(s) & index_names)]
+    index_dtypes = {k: index_dtype(facts, next(n for n, a in axes.offsets.items() if a == k)) for k in axes.program}
+    body = [s for s in body if not (defines(s) & index_names)]
     for name in list(axes.offsets):
-        if any(name in _uses(s) for s in body):
+        if any(name in names_used(s) for s in body):
             raise NoTwin(f"the block offset {name} is used beyond the element index")
     total = " * ".join(f"static_cast<int64_t>({numels[k].code})" for k in sorted(axes.program))
     host_total = " * ".join(host_numels[k] for k in sorted(axes.program))
@@ -111,7 +111,7 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
     contiguous = []
     if len(axes.program) == 1:
         (only,) = axes.program.values()
-        names = _aliases(body, only)
+        names = aliases(body, only)
         contiguous = _contiguous_accesses(body, names, _axis_masks(body, names), facts)
     if not contiguous:
         elements = 1
@@ -172,5 +172,5 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
     per_block = 256
     launch_lines = [f"const int64_t hv_numel = {host_total};", "if (hv_numel <= 0) return;"]
     blocks = f"hv::pointwise_blocks(hv_numel, {per_block}, {elements})"  # refuses a grid over 2^31 - 1 blocks
-    return _finish(facts, out, signature, launcher_args, launch_lines, blocks, str(per_block), "pointwise", notes)
+    return finish(facts, out, signature, launcher_args, launch_lines, blocks, str(per_block), "pointwise", notes)
 

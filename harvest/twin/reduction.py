@@ -8,19 +8,19 @@ import ast
 from harvest.syntax import dotted
 from harvest.twin.body import (
     Axes,
-    _defines,
-    _finish,
-    _host_expr,
-    _index_dtype,
-    _names_in,
-    _split_prologue,
-    _start,
-    _uses,
+    defines,
+    finish,
+    host_expr,
+    index_dtype,
+    names_in,
+    split_prologue,
+    start_emitter,
+    names_used,
 )
 from harvest.twin.cpp import Emitter, Value, Var, literal
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.facts import CTYPES, FLOATS, ModuleFacts, NoTwin, TwinSource
-from harvest.twin.pointwise import _aliases
+from harvest.twin.pointwise import aliases
 
 # Reductions over the row: name -> (combine functor, identity kind)
 REDUCTIONS = {
@@ -157,12 +157,12 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
     """Every accumulator a reduction loop carries must be folded by a combine that its final reduction undoes
     (sum then tl.sum, maximum then max2, welford_reduce then welford, ...): only then may each CUDA thread fold its
     own share of the row first."""
-    assigned = {n for s in loop.body for n in _defines(s)}
+    assigned = {n for s in loop.body for n in defines(s)}
     carried = sorted(assigned & outer)
     definitions = {}
     for stmt in loop.body:
         if isinstance(stmt, ast.Assign):
-            for name in _defines(stmt):
+            for name in defines(stmt):
                 definitions[name] = stmt.value
     for acc in carried:
         update = definitions[acc]
@@ -172,40 +172,40 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
         kind = None
         if isinstance(update, ast.Name) and update.id in definitions:
             source = definitions[update.id]
-            if isinstance(source, ast.BinOp) and acc in _names_in(source) and type(source.op) in (ast.Add, ast.Mult, ast.BitOr):
+            if isinstance(source, ast.BinOp) and acc in names_in(source) and type(source.op) in (ast.Add, ast.Mult, ast.BitOr):
                 kind = {ast.Add: "+", ast.Mult: "*", ast.BitOr: "|"}[type(source.op)]
-            elif isinstance(source, ast.Call) and dotted(source.func).split(".")[-1] in LOOP_COMBINES and acc in _names_in(source):
+            elif isinstance(source, ast.Call) and dotted(source.func).split(".")[-1] in LOOP_COMBINES and acc in names_in(source):
                 kind = dotted(source.func).split(".")[-1]
         if kind is None:
             # tuple combines: `acc_next, ... = welford_reduce(...)` then `acc = tl.where(mask, acc_next, acc)`
             for stmt in loop.body:
                 if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple) and isinstance(update, ast.Name) \
-                        and update.id in _defines(stmt) and isinstance(stmt.value, ast.Call):
+                        and update.id in defines(stmt) and isinstance(stmt.value, ast.Call):
                     name = dotted(stmt.value.func).split(".")[-1]
-                    if name in LOOP_COMBINES and acc in _names_in(stmt.value):
+                    if name in LOOP_COMBINES and acc in names_in(stmt.value):
                         kind = name
         if kind is None:
             raise NoTwin(f"accumulator {acc} is updated in a way the twin cannot split across threads")
         finals = LOOP_COMBINES[kind]
         for stmt in after:
-            if acc in _uses(stmt):
+            if acc in names_used(stmt):
                 call = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
                 if call is None or call[0] not in finals:
                     raise NoTwin(f"accumulator {acc} is used after its loop other than by its reduction ({', '.join(finals)})")
 
 
 def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSource:
-    prologue, body, known = _split_prologue(facts, axes)
+    prologue, body, known = split_prologue(facts, axes)
     shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
-    out, signature, launcher_args = _start(facts, shadowed)
+    out, signature, launcher_args = start_emitter(facts, shadowed)
     exprs = Expressions(out, axes)
     for stmt in prologue:
         Statements(out, exprs).statement(stmt)
     row_name = axes.program[0]
     offset_name = next(n for n, k in axes.offsets.items() if k == 0)
-    row_dtype = _index_dtype(facts, offset_name)
-    body = [s for s in body if not (_defines(s) & {offset_name, row_name})]
-    if any(offset_name in _uses(s) for s in body):
+    row_dtype = index_dtype(facts, offset_name)
+    body = [s for s in body if not (defines(s) & {offset_name, row_name})]
+    if any(offset_name in names_used(s) for s in body):
         raise NoTwin(f"the block offset {offset_name} is used beyond the row index")
     loops = [s for s in body if isinstance(s, ast.For)]
     if looped:
@@ -236,8 +236,8 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes)
     out.close()
     launch_lines = [
-        f"const int64_t hv_rows = {_host_expr(facts.grid[0], known, facts.params)};",
-        f"const int64_t hv_rnumel = {_host_expr(rnumel_node, known, facts.params)};",
+        f"const int64_t hv_rows = {host_expr(facts.grid[0], known, facts.params)};",
+        f"const int64_t hv_rnumel = {host_expr(rnumel_node, known, facts.params)};",
         "if (hv_rows <= 0) return;",
     ]
     if columns:
@@ -250,7 +250,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
                  "per-thread partials combined by warp shuffles and shared memory"]
     if not looped:
         notes.append("each reduction is its own pass over the row (the row's values are recomputed, not kept in registers)")
-    return _finish(facts, out, signature, launcher_args, launch_lines, blocks, threads, "reduction", notes)
+    return finish(facts, out, signature, launcher_args, launch_lines, blocks, threads, "reduction", notes)
 
 
 class Lanes:
@@ -361,7 +361,7 @@ def _loop_range(loop: ast.For, axes: Axes) -> tuple[ast.expr, ast.expr]:
 
 
 def _persistent_numel(body: list[ast.stmt], axes: Axes, facts: ModuleFacts) -> ast.expr:
-    names = _aliases(body, axes.reduction_base)
+    names = aliases(body, axes.reduction_base)
     for stmt in body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Compare) and isinstance(stmt.value.left, ast.Name) \
                 and stmt.value.left.id in names and isinstance(stmt.value.ops[0], ast.Lt):
@@ -391,7 +391,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             out.close()
             out.close()
             continue
-        if _defines(stmt) == {axes.reduction_base}:
+        if defines(stmt) == {axes.reduction_base}:
             out.declare(axes.reduction_base, "i32", lanes.lane)
             defined.add(axes.reduction_base)
             continue
@@ -407,25 +407,25 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             _bind_result(out, row_statements, stmt, result, fields)
         else:
             row_statements.statement(stmt)
-        defined |= _defines(stmt)
+        defined |= defines(stmt)
 
 
 def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes) -> None:
     lane_level = {axes.reduction_base}
     for stmt in body:
-        if isinstance(stmt, ast.Assign) and _reduction_call(stmt.value) is None and _uses(stmt) & lane_level:
-            lane_level |= _defines(stmt)
+        if isinstance(stmt, ast.Assign) and _reduction_call(stmt.value) is None and names_used(stmt) & lane_level:
+            lane_level |= defines(stmt)
     pending: list[ast.stmt] = []  # lane-level definitions, computed inside the passes that need them
-    effects = [i for i, s in enumerate(body) if isinstance(s, ast.Expr) and _uses(s) & lane_level]
+    effects = [i for i, s in enumerate(body) if isinstance(s, ast.Expr) and names_used(s) & lane_level]
     last_effect = effects[-1] if effects else -1
     deferred: list[ast.stmt] = []
 
     def closure(needed: set[str]) -> list[ast.stmt]:
         chosen = []
         for stmt in reversed(pending):
-            if _defines(stmt) & needed:
+            if defines(stmt) & needed:
                 chosen.append(stmt)
-                needed |= _uses(stmt)
+                needed |= names_used(stmt)
         return list(reversed(chosen))
 
     def open_pass(statements_needed: list[ast.stmt]) -> None:
@@ -442,13 +442,13 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
         out.close()
 
     for position, stmt in enumerate(body):
-        if _defines(stmt) == {axes.reduction_base}:
+        if defines(stmt) == {axes.reduction_base}:
             continue
         reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
         if reduction is not None:
             kind, arguments, call = reduction
             fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
-            needed = set().union(*(_names_in(a) for a in arguments))
+            needed = set().union(*(names_in(a) for a in arguments))
             start = len(out.lines)
             partial = out.fresh("hv_partial")
             open_pass(closure(needed))
@@ -463,13 +463,13 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
             out.bind(f" {result}", Var(result, "", len(out.scopes)))
             _bind_result(out, row_statements, stmt, result, fields)
             continue
-        if _defines(stmt) & lane_level:
+        if defines(stmt) & lane_level:
             pending.append(stmt)
             continue
-        if isinstance(stmt, ast.Expr) and _uses(stmt) & lane_level:
+        if isinstance(stmt, ast.Expr) and names_used(stmt) & lane_level:
             deferred.append(stmt)
             if position == last_effect:
-                open_pass(closure(set().union(*(_uses(s) for s in deferred))) + deferred)
+                open_pass(closure(set().union(*(names_used(s) for s in deferred))) + deferred)
                 close_pass()
             continue
         row_statements.statement(stmt)
