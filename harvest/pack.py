@@ -24,7 +24,7 @@ from harvest.render import harness_source
 from harvest.writer import ensure_writable
 
 HARNESS_IMPORT = re.compile(
-    r"^(?:sys\.dont_write_bytecode = True[^\n]*\n)?sys\.path\.insert\(0, os\.path\.join\(os\.path\.dirname\(os\.path\.abspath\(__file__\)\), \"\.\.\"\)\)\n"
+    r"^(?:import os[^\n]*\nimport sys[^\n]*\n\n)?(?:sys\.dont_write_bytecode = True[^\n]*\n)?sys\.path\.insert\(0, os\.path\.join\(os\.path\.dirname\(os\.path\.abspath\(__file__\)\), \"\.\.\"\)\)\n"
     r"from harness import Tensor, main[^\n]*\n",
     re.M,
 )

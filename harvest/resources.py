@@ -1,7 +1,8 @@
 """Templates shipped with harvest: one loader for the kernel modules and the report.
 
 Installed, they live in the package `harvest.templates` (pyproject maps the top-level templates/ directory to it);
-run from a source tree (`PYTHONPATH=. python -m harvest`), the same files are read from templates/ beside harvest/.
+run from a source tree (`PYTHONPATH=. python -m harvest`), the same files are read from templates/ beside harvest/,
+even where an editable install of another checkout maps `harvest.templates` to that checkout's.
 """
 
 from __future__ import annotations
@@ -24,10 +25,16 @@ class TemplateNotFound(HarvestError):
 
 
 def template_dir() -> Traversable:
+    """The templates of the harvest that is running: a checkout's own templates/ when harvest runs from one (on
+    PYTHONPATH or installed editable), never another checkout's that an editable install elsewhere maps."""
+    here = Path(__file__).resolve().parent
+    source_tree = here.parent / "templates"
+    if (here.parent / "pyproject.toml").is_file() and source_tree.is_dir():
+        return source_tree
     try:
         return resources.files(TEMPLATE_PACKAGE)
-    except ModuleNotFoundError:  # a source tree on PYTHONPATH, not an install
-        return Path(__file__).resolve().parent.parent / "templates"
+    except ModuleNotFoundError:  # a source tree without its pyproject.toml
+        return source_tree
 
 
 def available_templates() -> list[str]:

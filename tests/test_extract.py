@@ -245,13 +245,16 @@ def test_a_module_holds_its_kernel_and_the_harness_is_written_once(small_model, 
         assert "harness.py" in manifest["generated_files"]
     seen: dict[tuple[str, ...], str] = {}
     for path, text in sorted(_module_sources(small_model[1]).items()):
-        # outside the kernel: two kernels of one shape share their prologue lines, which are their own code
-        lines = [line.strip() for line in text[: text.index("# >>> kernel")].splitlines() + text[text.index("# <<< kernel") :].splitlines()]
-        for start in range(len(lines) - 5):
-            block = tuple(lines[start : start + 6])
-            if sum(1 for line in block if line) < 6:
-                continue
-            assert seen.setdefault(block, path) == path, f"{path} repeats 6 lines of {seen[block]}: {block}"
+        # Outside the kernel, six lines in a row (blank lines skipped) are never the same in two modules. (Two kernels
+        # of one shape share their prologue lines, which are their own code, as Inductor wrote it; two kernels fused
+        # from the same user lines list the same source lines in their headers.)
+        begin = text.index("\n", text.index("# >>> kernel")) + 1  # the kernel region's first line names its kernel
+        head = [line for line in text[:begin].splitlines() if not line.startswith("    ")]  # the header's source lines aside
+        for outside in (head, text[text.index("# <<< kernel") :].splitlines()):
+            lines = [line.strip() for line in outside if line.strip()]
+            for start in range(len(lines) - 5):
+                block = tuple(lines[start : start + 6])
+                assert seen.setdefault(block, path) == path, f"{path} repeats 6 lines of {seen[block]}: {block}"
 
 
 def test_no_generated_file_needs_a_private_torch_module(small_model):

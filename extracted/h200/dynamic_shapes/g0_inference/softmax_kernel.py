@@ -4,24 +4,17 @@ From examples/dynamic_shapes.py, graph g0_inference: Inductor's triton_red_fused
 Source lines:
     examples/dynamic_shapes.py:10 in scaled_softmax: return torch.softmax(x * scale, dim=-1) + torch.relu(x)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/dynamic_shapes.py
-Check: python g0_inference/softmax_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Names (Inductor's for each new one): at the end of this file.
+Check: python g0_inference/softmax_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main, triton_helpers  # noqa: E402  (the extraction's harness.py; its helpers are harvest's)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel softmax_kernel of g0_inference (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 # Not specialized on their values, as Inductor compiled it (the same code for every value):
 @triton.jit(do_not_specialize=['scalar', 'size_0', 'n_rows', 'n_cols'])
 def softmax_kernel(a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
@@ -98,8 +91,16 @@ def launch(a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, config=CONFIG):
     softmax_kernel[grid](a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, **config)
 
 
-# The launch's arguments, as recorded in the real run (its first of 2 launches in this graph, 2 distinct): Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main, triton_helpers  # noqa: E402  (the kernel's helpers are harvest's)
+
+# The arguments of softmax_kernel in g0_inference, as recorded in the real run (its first of 2 launches in this graph, 2 distinct): Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "a_ptr": Tensor((64, 96), (96, 1), torch.float32),
     "scalar": 0.5,
@@ -142,7 +143,7 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in softmax_kernel of g0_inference (this module <- Inductor's output_code.py  [FX node]):
 #     softmax_kernel <- triton_red_fused__softmax_add_amax_ge_mul_neg_relu_scalar_tensor_sub_where_0
 #     a_ptr <- in_ptr0 [arg2_1], scalar <- in_ptr1 [arg3_1.item()], out_ptr <- out_ptr2 [buf2], size_0 <- ks0
 #     n_rows <- xnumel, n_cols <- r0_numel, BLOCK_ROWS <- XBLOCK, BLOCK_COLS <- R0_BLOCK, row_start <- xoffset

@@ -4,23 +4,16 @@ From examples/pytorch_square.py, graph g1_inference: Inductor's triton_poi_fused
 Source lines:
     examples/pytorch_square.py:21 in mul_fn: return a * a
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/pytorch_square.py
-Check: python g1_inference/mul_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g1_inference/mul_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel mul_kernel of g1_inference (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def mul_kernel(a_ptr, out_ptr, n_elements, BLOCK_SIZE : tl.constexpr):
     block_start = tl.program_id(0) * BLOCK_SIZE
@@ -41,8 +34,16 @@ def launch(a_ptr, out_ptr, n_elements, config=CONFIG):
     mul_kernel[grid](a_ptr, out_ptr, n_elements, **config)
 
 
-# The launch's arguments, as recorded in the real run (its first of 12 launches in this graph, all alike): Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of mul_kernel in g1_inference, as recorded in the real run (its first of 12 launches in this graph, all alike): Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "a_ptr": Tensor((10000, 10000), (10000, 1), torch.float32),
     "out_ptr": Tensor((10000, 10000), (10000, 1), torch.float32, zeros=True),
@@ -66,11 +67,11 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on mul_kernel of g1_inference:
 #     no data recorded for this launch: data not saved: 1144.4 MiB before+after is over the per-kernel cap of 1024
 #       MiB (--record-cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in mul_kernel of g1_inference (this module <- Inductor's output_code.py  [FX node]):
 #     mul_kernel <- triton_poi_fused_mul_0, a_ptr <- in_ptr0 [arg0_1], out_ptr <- out_ptr0 [buf0], n_elements <- xnumel
 #     BLOCK_SIZE <- XBLOCK, block_start <- xoffset, offsets <- xindex, mask <- xmask, a <- tmp0, square <- tmp1
 #     offsets <- x0

@@ -5,24 +5,17 @@ Source lines:
     examples/small_model.py:23 in forward: h = self.up(h)
     examples/small_model.py:24 in forward: h = torch.nn.functional.gelu(h)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g0_forward/gelu_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g0_forward/gelu_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel gelu_kernel of g0_forward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_kernel(addmm_ptr, out_ptr, BLOCK_SIZE : tl.constexpr):
     n_elements = 4194304  # fixed: at this size every block is full, so Inductor left out the bounds mask
@@ -50,8 +43,16 @@ def launch(addmm_ptr, out_ptr, config=CONFIG):
     gelu_kernel[grid](addmm_ptr, out_ptr, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of gelu_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "addmm_ptr": Tensor((2048, 2048), (2048, 1), torch.float32),
     "out_ptr": Tensor((8, 256, 2048), (524288, 2048, 1), torch.float32, zeros=True),
@@ -79,11 +80,11 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on gelu_kernel of g0_forward:
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in gelu_kernel of g0_forward (this module <- Inductor's output_code.py  [FX node]):
 #     gelu_kernel <- triton_poi_fused_gelu_view_1, addmm_ptr <- in_ptr0 [buf5], out_ptr <- out_ptr0 [buf6]
 #     n_elements <- xnumel, BLOCK_SIZE <- XBLOCK, block_start <- xoffset, offsets <- xindex, addmm <- tmp0, half <- tmp1
 #     mul <- tmp2, const <- tmp3, mul_1 <- tmp4, erf <- tmp5 [erf], one <- tmp6, add <- tmp7 [add_2], mul_2 <- tmp8

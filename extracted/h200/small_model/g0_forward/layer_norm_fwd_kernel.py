@@ -4,24 +4,17 @@ From examples/small_model.py, graph g0_forward: Inductor's triton_per_fused_nati
 Source lines:
     examples/small_model.py:22 in forward: h = self.ln(x)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g0_forward/layer_norm_fwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g0_forward/layer_norm_fwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel layer_norm_fwd_kernel of g0_forward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def layer_norm_fwd_kernel(rstd_ptr, a_ptr, weight_ptr, bias_ptr, mean_ptr, out_ptr, n_rows, BLOCK_ROWS : tl.constexpr):
     n_cols = 512  # fixed: the whole row is one block (BLOCK_COLS = 512), as Inductor compiled it
@@ -71,8 +64,16 @@ def launch(rstd_ptr, a_ptr, weight_ptr, bias_ptr, mean_ptr, out_ptr, n_rows, con
     layer_norm_fwd_kernel[grid](rstd_ptr, a_ptr, weight_ptr, bias_ptr, mean_ptr, out_ptr, n_rows, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of layer_norm_fwd_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "rstd_ptr": Tensor((8, 256, 1), (256, 1, 1), torch.float32, zeros=True),
     "a_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
@@ -110,13 +111,13 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on layer_norm_fwd_kernel of g0_forward:
 #     inferred getitem = var_mean[0] (the fragment uses it but does not define it)
 #     inferred getitem_1 = var_mean[1] (the fragment uses it but does not define it)
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in layer_norm_fwd_kernel of g0_forward (this module <- Inductor's output_code.py  [FX node]):
 #     layer_norm_fwd_kernel <- triton_per_fused_native_layer_norm_0, rstd_ptr <- in_out_ptr0 [buf3]
 #     a_ptr <- in_ptr0 [primals_3], weight_ptr <- in_ptr1 [primals_1], bias_ptr <- in_ptr2 [primals_2]
 #     mean_ptr <- out_ptr0 [buf0], out_ptr <- out_ptr1 [buf4], n_rows <- xnumel, n_cols <- r0_numel, BLOCK_ROWS <- XBLOCK

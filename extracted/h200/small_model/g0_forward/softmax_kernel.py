@@ -4,24 +4,17 @@ From examples/small_model.py, graph g0_forward: Inductor's triton_per_fused__sof
 Source lines:
     examples/small_model.py:27 in forward: attn = torch.softmax(scores, dim=-1)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g0_forward/softmax_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Names (Inductor's for each new one): at the end of this file.
+Check: python g0_forward/softmax_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main, triton_helpers  # noqa: E402  (the extraction's harness.py; its helpers are harvest's)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel softmax_kernel of g0_forward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def softmax_kernel(bmm_div_ptr, n_rows, BLOCK_ROWS : tl.constexpr):
     n_cols = 256  # fixed: the whole row is one block (BLOCK_COLS = 256), as Inductor compiled it
@@ -57,8 +50,16 @@ def launch(bmm_div_ptr, n_rows, config=CONFIG):
     softmax_kernel[grid](bmm_div_ptr, n_rows, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main, triton_helpers  # noqa: E402  (the kernel's helpers are harvest's)
+
+# The arguments of softmax_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "bmm_div_ptr": Tensor((8, 256, 256), (65536, 256, 1), torch.float32),
     "n_rows": 2048,
@@ -87,7 +88,7 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in softmax_kernel of g0_forward (this module <- Inductor's output_code.py  [FX node]):
 #     softmax_kernel <- triton_per_fused__softmax_amax_mul_sub_2, bmm_div_ptr <- in_out_ptr0 [buf11], n_rows <- xnumel
 #     n_cols <- r0_numel, BLOCK_ROWS <- XBLOCK, BLOCK_COLS <- R0_BLOCK, row_start <- xoffset, rows <- xindex
 #     row_mask <- xmask, cols <- r0_index, bmm <- tmp0, one <- tmp1, mul <- tmp2, broadcast <- tmp3, masked <- tmp5

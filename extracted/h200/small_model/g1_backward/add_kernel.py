@@ -4,23 +4,16 @@ From examples/small_model.py, graph g1_backward: Inductor's triton_poi_fused_add
 Source lines:
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/add_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/add_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel add_kernel of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def add_kernel(bmm_add_ptr, bmm_ptr, BLOCK_SIZE : tl.constexpr):
     n_elements = 1048576  # fixed: at this size every block is full, so Inductor left out the bounds mask
@@ -42,8 +35,16 @@ def launch(bmm_add_ptr, bmm_ptr, config=CONFIG):
     add_kernel[grid](bmm_add_ptr, bmm_ptr, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of add_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "bmm_add_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
     "bmm_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
@@ -67,13 +68,13 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on add_kernel of g1_backward:
 #     bound in_out_ptr0 to bmm_2 by read order (same meta as another input)
 #     bound in_ptr0 to bmm_5 by read order (same meta as another input)
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in add_kernel of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     add_kernel <- triton_poi_fused_add_1, bmm_add_ptr <- in_out_ptr0 [buf6], bmm_ptr <- in_ptr0 [buf5]
 #     n_elements <- xnumel, BLOCK_SIZE <- XBLOCK, block_start <- xoffset, offsets <- xindex, bmm <- tmp0, bmm_1 <- tmp1
 #     add <- tmp2 [add_4], offsets <- x0

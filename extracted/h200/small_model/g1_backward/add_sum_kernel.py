@@ -5,23 +5,16 @@ Source lines:
     examples/small_model.py:25 in forward: h = self.down(h)
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/add_sum_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/add_sum_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel add_sum_kernel of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def add_sum_kernel(bmm_ptr, out_ptr, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
     n_rows = 8192  # fixed: at this size every block is full, so Inductor left out the bounds mask
@@ -53,8 +46,16 @@ def launch(bmm_ptr, out_ptr, config=CONFIG):
     add_sum_kernel[grid](bmm_ptr, out_ptr, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of add_sum_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "bmm_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
     "out_ptr": Tensor((1, 512, 16), (8192, 1, 512), torch.float32, zeros=True),
@@ -80,11 +81,11 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on add_sum_kernel of g1_backward:
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in add_sum_kernel of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     add_sum_kernel <- triton_red_fused_add_sum_view_2, bmm_ptr <- in_ptr0 [buf6], out_ptr <- out_ptr0 [buf9]
 #     n_rows <- xnumel, n_cols <- r0_numel, BLOCK_ROWS <- XBLOCK, BLOCK_COLS <- R0_BLOCK, row_start <- xoffset
 #     rows <- xindex, col_base <- r0_base, row_inner <- x0, row_outer <- x1, total_acc <- _tmp2, col_start <- r0_offset

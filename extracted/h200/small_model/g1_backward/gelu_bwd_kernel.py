@@ -6,24 +6,17 @@ Source lines:
     examples/small_model.py:24 in forward: h = torch.nn.functional.gelu(h)
     examples/small_model.py:25 in forward: h = self.down(h)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/gelu_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/gelu_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel gelu_bwd_kernel of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_bwd_kernel(mm_mul_ptr, addmm_ptr, BLOCK_SIZE : tl.constexpr):
     n_elements = 4194304  # fixed: at this size every block is full, so Inductor left out the bounds mask
@@ -60,8 +53,16 @@ def launch(mm_mul_ptr, addmm_ptr, config=CONFIG):
     gelu_bwd_kernel[grid](mm_mul_ptr, addmm_ptr, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of gelu_bwd_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "mm_mul_ptr": Tensor((8, 256, 2048), (524288, 2048, 1), torch.float32),
     "addmm_ptr": Tensor((2048, 2048), (2048, 1), torch.float32),
@@ -97,11 +98,11 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on gelu_bwd_kernel of g1_backward:
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in gelu_bwd_kernel of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     gelu_bwd_kernel <- triton_poi_fused_gelu_gelu_backward_view_4, mm_mul_ptr <- in_out_ptr0 [buf11]
 #     addmm_ptr <- in_ptr0 [addmm], n_elements <- xnumel, BLOCK_SIZE <- XBLOCK, block_start <- xoffset, offsets <- xindex
 #     mm <- tmp0, addmm <- tmp1, const <- tmp2, mul <- tmp3, erf <- tmp4 [erf], one <- tmp5, add <- tmp6, half <- tmp7

@@ -6,23 +6,16 @@ Source lines:
     examples/small_model.py:24 in forward: h = torch.nn.functional.gelu(h)
     examples/small_model.py:25 in forward: h = self.down(h)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/gelu_bwd_sum_kernel_1.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/gelu_bwd_sum_kernel_1.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel gelu_bwd_sum_kernel_1 of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def gelu_bwd_sum_kernel_1(a_ptr, out_ptr, n_rows, BLOCK_ROWS : tl.constexpr):
     n_cols = 16  # fixed: the whole row is one block (BLOCK_COLS = 16), as Inductor compiled it
@@ -48,8 +41,16 @@ def launch(a_ptr, out_ptr, n_rows, config=CONFIG):
     gelu_bwd_sum_kernel_1[grid](a_ptr, out_ptr, n_rows, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of gelu_bwd_sum_kernel_1 in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "a_ptr": Tensor((1, 2048, 16), (32768, 1, 2048), torch.float32),
     "out_ptr": Tensor((1, 2048), (2048, 1), torch.float32, zeros=True),
@@ -74,7 +75,7 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in gelu_bwd_sum_kernel_1 of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     gelu_bwd_sum_kernel_1 <- triton_per_fused_gelu_gelu_backward_sum_view_6, a_ptr <- in_ptr0 [buf14]
 #     out_ptr <- out_ptr0 [buf15], n_rows <- xnumel, n_cols <- r0_numel, BLOCK_ROWS <- XBLOCK, BLOCK_COLS <- R0_BLOCK
 #     row_start <- xoffset, rows <- xindex, row_mask <- xmask, cols <- r0_index, a <- tmp0, broadcast <- tmp1

@@ -6,23 +6,16 @@ Source lines:
     examples/small_model.py:23 in forward: h = self.up(h)
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/layer_norm_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/layer_norm_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel layer_norm_bwd_kernel of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def layer_norm_bwd_kernel(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
     n_cols = 512  # fixed: a loop bound, as Inductor compiled it (a run-time bound compiles to code whose last bits differ)
@@ -88,8 +81,16 @@ def launch(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_pt
     layer_norm_bwd_kernel[grid](mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of layer_norm_bwd_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "mm_ptr": Tensor((2048, 512), (512, 1), torch.float32),
     "weight_ptr": Tensor((512,), (1,), torch.float32),
@@ -140,11 +141,11 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on layer_norm_bwd_kernel of g1_backward:
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in layer_norm_bwd_kernel of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     layer_norm_bwd_kernel <- triton_red_fused_add_native_layer_norm_native_layer_norm_backward_transpose_view_7
 #     mm_ptr <- in_ptr0 [buf12], weight_ptr <- in_ptr1 [primals_1], a_ptr <- in_ptr2 [primals_3]
 #     getitem_1_ptr <- in_ptr3 [getitem_1], rsqrt_ptr <- in_ptr4 [rsqrt], grad_ptr <- in_ptr5 [tangents_1]

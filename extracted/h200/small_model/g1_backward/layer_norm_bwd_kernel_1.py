@@ -5,23 +5,16 @@ Source lines:
     examples/small_model.py:22 in forward: h = self.ln(x)
     examples/small_model.py:23 in forward: h = self.up(h)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/layer_norm_bwd_kernel_1.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Notes and names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/layer_norm_bwd_kernel_1.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel layer_norm_bwd_kernel_1 of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def layer_norm_bwd_kernel_1(mm_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, total_ptr, total_1_ptr, BLOCK_ROWS : tl.constexpr, BLOCK_COLS : tl.constexpr):
     n_rows = 8192  # fixed: at this size every block is full, so Inductor left out the bounds mask
@@ -65,8 +58,16 @@ def launch(mm_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, total_ptr, total_1_ptr, conf
     layer_norm_bwd_kernel_1[grid](mm_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, total_ptr, total_1_ptr, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of layer_norm_bwd_kernel_1 in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "mm_ptr": Tensor((2048, 512), (512, 1), torch.float32),
     "a_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
@@ -105,12 +106,12 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Notes:
+# Notes on layer_norm_bwd_kernel_1 of g1_backward:
 #     bound out_ptr0, out_ptr1 to partials of sum_7, sum_8 by store order (look-alike split reductions)
 #     no data recorded for this launch: data not saved: the extraction's cap of 12 MiB is used up (--record-total-
 #       cap); --check uses made-up inputs
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in layer_norm_bwd_kernel_1 of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     layer_norm_bwd_kernel_1 <- triton_red_fused_native_layer_norm_native_layer_norm_backward_view_8
 #     mm_ptr <- in_ptr0 [buf12], a_ptr <- in_ptr1 [primals_3], getitem_1_ptr <- in_ptr2 [getitem_1]
 #     rsqrt_ptr <- in_ptr3 [rsqrt], total_ptr <- out_ptr0 [buf18], total_1_ptr <- out_ptr1 [buf20], n_rows <- xnumel

@@ -5,23 +5,16 @@ Source lines:
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
     examples/small_model.py:27 in forward: attn = torch.softmax(scores, dim=-1)
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
-Check: python g1_backward/softmax_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 Names (Inductor's for each new one): at the end of this file.
+Check: python g1_backward/softmax_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)
 """
-
-import os
-import sys
 
 import torch
 import triton
 import triton.language as tl
 
-sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tensor, main  # noqa: E402  (the extraction's harness.py: tensors, record, check, bench)
 
-
-# >>> kernel (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
+# >>> kernel softmax_bwd_kernel of g1_backward (edit freely: once this text differs from what harvest extracted, --check compares with tolerances)
 @triton.jit
 def softmax_bwd_kernel(bmm_mul_ptr, div_ptr, n_rows, BLOCK_ROWS : tl.constexpr):
     n_cols = 256  # fixed: the whole row is one block (BLOCK_COLS = 256), as Inductor compiled it
@@ -53,8 +46,16 @@ def launch(bmm_mul_ptr, div_ptr, n_rows, config=CONFIG):
     softmax_bwd_kernel[grid](bmm_mul_ptr, div_ptr, n_rows, **config)
 
 
-# The launch's arguments, as recorded in the real run: Tensor(shape, stride, dtype, offset=, base=: the argument whose
-# storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is the whole edit.
+import os  # noqa: E402  (from here on: the run's arguments and the check, through the extraction's harness.py)
+import sys  # noqa: E402
+
+sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in the extraction
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
+
+# The arguments of softmax_bwd_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
+# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
+# the whole edit.
 ARGUMENTS = {
     "bmm_mul_ptr": Tensor((8, 256, 256), (65536, 256, 1), torch.float32),
     "div_ptr": Tensor((8, 256, 256), (65536, 256, 1), torch.float32),
@@ -83,7 +84,7 @@ UNCHECKED = {}  # outputs the reference cannot compute, and why (the record stil
 if __name__ == "__main__":
     sys.exit(main(globals()))
 
-# Names (this module <- Inductor's output_code.py  [FX node]):
+# Names in softmax_bwd_kernel of g1_backward (this module <- Inductor's output_code.py  [FX node]):
 #     softmax_bwd_kernel <- triton_per_fused__softmax_backward_data_mul_0, bmm_mul_ptr <- in_out_ptr0 [buf3]
 #     div_ptr <- in_ptr0 [div], n_rows <- xnumel, n_cols <- r0_numel, BLOCK_ROWS <- XBLOCK, BLOCK_COLS <- R0_BLOCK
 #     row_start <- xoffset, rows <- xindex, row_mask <- xmask, cols <- r0_index, bmm <- tmp0, div <- tmp1, mul <- tmp2
