@@ -46,6 +46,8 @@ echo "matrix rc=$? ($(elapsed) s)"
 cp "$X/matrix.md" "$OUT/matrix.md" 2>/dev/null; cp "$X/matrix.json" "$OUT/matrix.json" 2>/dev/null
 tail -25 "$OUT/matrix.log"
 python3 scripts/module_lines.py $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) 2>&1 | tee "$OUT/lines.txt"
+python3 scripts/shared_blocks.py $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$OUT/shared_blocks.txt" 2>&1
+grep -v "^  " "$OUT/shared_blocks.txt"
 # three packed kernels, each checked from an empty directory on the GPU (SKIP_PACKS=1: not this time)
 [ -n "${SKIP_PACKS:-}" ] && { echo "all done at $(elapsed) s"; exit 0; }
 for module in small_model/g0_forward/layer_norm_fwd_kernel.py small_model/g0_forward/softmax_kernel.py $(cd "$X" && ls */g1_backward/*.py 2>/dev/null | head -1); do

@@ -1,8 +1,8 @@
 """softmax_kernel: reduction kernel fusing aten.ge, aten.scalar_tensor, aten.neg, aten.where, aten.mul, aten.amax, aten.sub, aten._softmax, aten.relu, aten.add
 
-From examples/dynamic_shapes.py, graph g0_inference: Inductor's triton_red_fused__softmax_add_amax_ge_mul_neg_relu_scalar_tensor_sub_where_0.
 Source lines:
     examples/dynamic_shapes.py:10 in scaled_softmax: return torch.softmax(x * scale, dim=-1) + torch.relu(x)
+From examples/dynamic_shapes.py, graph g0_inference: Inductor's triton_red_fused__softmax_add_amax_ge_mul_neg_relu_scalar_tensor_sub_where_0.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/dynamic_shapes.py
 Names (Inductor's for each new one): at the end of this file.
 Check: python g0_inference/softmax_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

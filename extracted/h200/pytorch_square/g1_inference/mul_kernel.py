@@ -1,8 +1,8 @@
 """mul_kernel: pointwise kernel fusing aten.mul
 
-From examples/pytorch_square.py, graph g1_inference: Inductor's triton_poi_fused_mul_0.
 Source lines:
     examples/pytorch_square.py:21 in mul_fn: return a * a
+From examples/pytorch_square.py, graph g1_inference: Inductor's triton_poi_fused_mul_0.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/pytorch_square.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g1_inference/mul_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

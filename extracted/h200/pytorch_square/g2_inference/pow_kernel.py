@@ -1,8 +1,8 @@
 """pow_kernel: pointwise kernel fusing aten.pow
 
-From examples/pytorch_square.py, graph g2_inference: Inductor's triton_poi_fused_pow_0.
 Source lines:
     examples/pytorch_square.py:25 in pow_fn: return a**2
+From examples/pytorch_square.py, graph g2_inference: Inductor's triton_poi_fused_pow_0.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/pytorch_square.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g2_inference/pow_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

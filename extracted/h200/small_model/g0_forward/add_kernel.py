@@ -1,8 +1,8 @@
 """add_kernel: pointwise kernel fusing aten.add
 
-From examples/small_model.py, graph g0_forward: Inductor's triton_poi_fused_add_3.
 Source lines:
     examples/small_model.py:28 in forward: return x + attn @ h
+From examples/small_model.py, graph g0_forward: Inductor's triton_poi_fused_add_3.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g0_forward/add_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

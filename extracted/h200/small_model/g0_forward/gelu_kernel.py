@@ -1,9 +1,9 @@
 """gelu_kernel: pointwise kernel fusing aten.view, aten.gelu
 
-From examples/small_model.py, graph g0_forward: Inductor's triton_poi_fused_gelu_view_1.
 Source lines:
     examples/small_model.py:23 in forward: h = self.up(h)
     examples/small_model.py:24 in forward: h = torch.nn.functional.gelu(h)
+From examples/small_model.py, graph g0_forward: Inductor's triton_poi_fused_gelu_view_1.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g0_forward/gelu_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

@@ -1,8 +1,8 @@
 """layer_norm_fwd_kernel: persistent_reduction kernel fusing aten.native_layer_norm
 
-From examples/small_model.py, graph g0_forward: Inductor's triton_per_fused_native_layer_norm_0.
 Source lines:
     examples/small_model.py:22 in forward: h = self.ln(x)
+From examples/small_model.py, graph g0_forward: Inductor's triton_per_fused_native_layer_norm_0.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g0_forward/layer_norm_fwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

@@ -1,8 +1,8 @@
 """softmax_kernel: persistent_reduction kernel fusing aten.mul, aten.amax, aten.sub, aten._softmax
 
-From examples/small_model.py, graph g0_forward: Inductor's triton_per_fused__softmax_amax_mul_sub_2.
 Source lines:
     examples/small_model.py:27 in forward: attn = torch.softmax(scores, dim=-1)
+From examples/small_model.py, graph g0_forward: Inductor's triton_per_fused__softmax_amax_mul_sub_2.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Names (Inductor's for each new one): at the end of this file.
 Check: python g0_forward/softmax_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

@@ -1,8 +1,8 @@
 """add_kernel: pointwise kernel fusing aten.add
 
-From examples/small_model.py, graph g1_backward: Inductor's triton_poi_fused_add_1.
 Source lines:
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
+From examples/small_model.py, graph g1_backward: Inductor's triton_poi_fused_add_1.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g1_backward/add_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

@@ -1,9 +1,9 @@
 """add_sum_kernel: reduction kernel fusing aten.add, aten.view, aten.sum
 
-From examples/small_model.py, graph g1_backward: Inductor's triton_red_fused_add_sum_view_2.
 Source lines:
     examples/small_model.py:25 in forward: h = self.down(h)
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
+From examples/small_model.py, graph g1_backward: Inductor's triton_red_fused_add_sum_view_2.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g1_backward/add_sum_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

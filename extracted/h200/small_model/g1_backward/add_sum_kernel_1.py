@@ -1,11 +1,11 @@
 """add_sum_kernel_1: persistent_reduction kernel fusing aten.add, aten.view, aten.sum
 
-From examples/small_model.py, graph g1_backward: Inductor's triton_per_fused_add_sum_view_3.
 Source lines:
     examples/small_model.py:22 in forward: h = self.ln(x)
     examples/small_model.py:23 in forward: h = self.up(h)
     examples/small_model.py:25 in forward: h = self.down(h)
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
+From examples/small_model.py, graph g1_backward: Inductor's triton_per_fused_add_sum_view_3.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Names (Inductor's for each new one): at the end of this file.
 Check: python g1_backward/add_sum_kernel_1.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

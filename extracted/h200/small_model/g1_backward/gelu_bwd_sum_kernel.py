@@ -1,10 +1,10 @@
 """gelu_bwd_sum_kernel: reduction kernel fusing aten.view, aten.gelu, aten.gelu_backward, aten.sum
 
-From examples/small_model.py, graph g1_backward: Inductor's triton_red_fused_gelu_gelu_backward_sum_view_5.
 Source lines:
     examples/small_model.py:23 in forward: h = self.up(h)
     examples/small_model.py:24 in forward: h = torch.nn.functional.gelu(h)
     examples/small_model.py:25 in forward: h = self.down(h)
+From examples/small_model.py, graph g1_backward: Inductor's triton_red_fused_gelu_gelu_backward_sum_view_5.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g1_backward/gelu_bwd_sum_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

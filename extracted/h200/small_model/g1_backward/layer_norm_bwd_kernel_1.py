@@ -1,9 +1,9 @@
 """layer_norm_bwd_kernel_1: reduction kernel fusing aten.view, aten.native_layer_norm, aten.native_layer_norm_backward
 
-From examples/small_model.py, graph g1_backward: Inductor's triton_red_fused_native_layer_norm_native_layer_norm_backward_view_8.
 Source lines:
     examples/small_model.py:22 in forward: h = self.ln(x)
     examples/small_model.py:23 in forward: h = self.up(h)
+From examples/small_model.py, graph g1_backward: Inductor's triton_red_fused_native_layer_norm_native_layer_norm_backward_view_8.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g1_backward/layer_norm_bwd_kernel_1.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

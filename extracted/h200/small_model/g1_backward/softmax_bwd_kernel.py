@@ -1,9 +1,9 @@
 """softmax_bwd_kernel: persistent_reduction kernel fusing aten._softmax_backward_data, aten.mul
 
-From examples/small_model.py, graph g1_backward: Inductor's triton_per_fused__softmax_backward_data_mul_0.
 Source lines:
     examples/small_model.py:26 in forward: scores = (h @ x.transpose(-2, -1)) * self.scale
     examples/small_model.py:27 in forward: attn = torch.softmax(scores, dim=-1)
+From examples/small_model.py, graph g1_backward: Inductor's triton_per_fused__softmax_backward_data_mul_0.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/small_model.py
 Names (Inductor's for each new one): at the end of this file.
 Check: python g1_backward/softmax_bwd_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

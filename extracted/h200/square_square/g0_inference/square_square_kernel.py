@@ -1,8 +1,8 @@
 """square_square_kernel: pointwise kernel fusing aten.pow
 
-From examples/square_square.py, graph g0_inference: Inductor's triton_poi_fused_pow_0.
 Source lines:
     examples/square_square.py:12 in square_square: return torch.square(torch.square(x))
+From examples/square_square.py, graph g0_inference: Inductor's triton_poi_fused_pow_0.
 Captured with torch 2.11.0+cu130, triton 3.6.0, on cuda (NVIDIA H200), by: harvest extract examples/square_square.py
 Notes and names (Inductor's for each new one): at the end of this file.
 Check: python g0_inference/square_square_kernel.py --check  (on a CPU: TRITON_INTERPRET=1 python ...);  time: --bench (GPU)

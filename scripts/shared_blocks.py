@@ -1,0 +1,64 @@
+"""Runs of 6 or more non-blank lines that are the same, word for word, in two kernel modules of one extraction
+(issue 19's measure; harness.py and raw/ are not modules). Each run is printed with where it is and whether it lies
+inside the two kernels' regions (their own code, as Inductor wrote it) or outside them (what harvest adds).
+
+    python scripts/shared_blocks.py EXTRACTION [EXTRACTION ...]
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+RUN = 6
+
+
+def numbered_lines(path: Path) -> list[tuple[int, str, bool]]:
+    """(line number, text, inside the kernel region) of every non-blank line."""
+    found, inside = [], False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("# >>> kernel"):
+            inside = True
+        elif line.startswith("# <<< kernel"):
+            inside = False
+        if line.strip():
+            found.append((number, line.rstrip(), inside and not line.startswith("# >>> kernel")))
+    return found
+
+
+def shared_runs(a: list, b: list) -> list[tuple[int, int, int, bool]]:
+    """(length, line in a, line in b, inside both kernels) of every maximal run of RUN+ equal lines."""
+    where: dict[str, list[int]] = {}
+    for j, (_, text, _) in enumerate(b):
+        where.setdefault(text, []).append(j)
+    runs = []
+    for i, (_, text, _) in enumerate(a):
+        for j in where.get(text, []):
+            if i and j and a[i - 1][1] == b[j - 1][1]:
+                continue  # inside a run already counted from its start
+            k = 0
+            while i + k < len(a) and j + k < len(b) and a[i + k][1] == b[j + k][1]:
+                k += 1
+            if k >= RUN:
+                runs.append((k, a[i][0], b[j][0], all(a[i + n][2] and b[j + n][2] for n in range(k))))
+    return runs
+
+
+def main(paths: list[str]) -> int:
+    for root in map(Path, paths):
+        modules = sorted(root.glob("g*/*.py"))
+        lines = {m: numbered_lines(m) for m in modules}
+        inside = outside = 0
+        for a, b in itertools.combinations(modules, 2):
+            for length, line_a, line_b, kernel in shared_runs(lines[a], lines[b]):
+                inside += kernel
+                outside += not kernel
+                where = "kernel code" if kernel else "OUTSIDE the kernels"
+                print(f"  {length} lines, {where}: {a.relative_to(root)}:{line_a} ~ {b.relative_to(root)}:{line_b}")
+        print(f"{root.name}: {len(modules)} modules; runs of {RUN}+ equal lines: {outside} outside the kernels, {inside} in kernel code")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
