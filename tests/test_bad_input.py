@@ -386,8 +386,11 @@ def test_write_error_while_the_target_runs(tmp_path):
 
 def _interrupt_when(command: list[str], cwd: Path, ready) -> subprocess.CompletedProcess:
     """Run harvest, send it one SIGINT (only to harvest, as a terminal's Ctrl-C reaches it) once ready() is true."""
+    # SIGINT as a terminal leaves it: a suite started in the background (`bash .ci/run &` in a script) hands its
+    # children SIGINT ignored, and Python then installs no KeyboardInterrupt handler at all.
     proc = subprocess.Popen([sys.executable, "-m", "harvest", *command], cwd=cwd, env=tree_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not ready() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
