@@ -85,7 +85,11 @@ Inductor's kernels and with the edited ones, fresh caches, the same seeds; every
 the gradients) are compared. The first output that differs is named with the first kernel whose recorded outputs
 differ. Results: EXTRACTION/runs/<n>/run.md and run.json, listed in report.md. Exit 13 when the
 results differ, 12 when an edit cannot replace its kernel (no edit, Inductor now writes another kernel there, a
-parameter that no longer maps, an edit that does not compile). On the CPU path: correctness only.
+parameter that no longer maps, an edit that does not compile). On a GPU the run with the edits then times the
+compiled step (every graph once, on its first call's inputs) with Inductor's kernels and with the edited ones,
+interleaved in one process: the step with CUDA events, each replaced kernel's device time in its graph, and each
+swapped launch's host time, in one before/after table. On the CPU path: correctness only. Only an extraction this
+machine made by running the target is run (--trust-artifact for one from elsewhere).
 """
 
 EPILOG_BENCH = """\
