@@ -50,7 +50,7 @@ from harvest.reference import build_reference, reference_json
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import HARNESS_PATH, harness_source, render
 from harvest.report import render_report
-from harvest.trust import remember_made_here
+from harvest.trust import remember_made_here, state_dir
 from harvest.writer import (
     STAGING,
     WriteReport,
@@ -293,8 +293,9 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
     if not replay and capture.graphs:  # replaying an extraction in place: its raw/ is the input, leave it as it is
         try:
             write_raw(out, raw_sources, capture_record(capture))  # before anything can fail: nothing captured is ever lost
-            if outcome is not None and capture.mode != "artifact":  # a target this machine ran: its code may run later
-                remember_made_here(out)
+            if outcome is not None and capture.mode != "artifact" and not remember_made_here(out):
+                on_progress(f"could not note {out} as made here ({state_dir()} cannot be written): "
+                            "`harvest bench` in its graph and `harvest run --with` will need --trust-artifact")
             source_raw = raw_capture_dir(target) if target.is_dir() else None
             if source_raw is not None:  # replaying another extraction: its recorded launch data comes along
                 copy_records(source_raw, out / "raw", [g.name for g in capture.graphs])

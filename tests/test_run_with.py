@@ -191,3 +191,12 @@ def test_an_extraction_this_machine_did_not_make_runs_only_with_trust_artifact(e
     done = harvest("run", str(target), "--with", str(x), "--trust-artifact", cwd=target.parent, HARVEST_STATE_DIR=elsewhere)
     assert done.returncode == 0, done.stderr
     assert "results equal" in done.stdout
+
+
+def test_an_extraction_that_cannot_be_noted_as_made_here_says_so_and_is_whole(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # the state directory would have to be made inside a file
+    done = harvest("extract", str(SQUARE), "-o", str(tmp_path / "x"), cwd=tmp_path, HARVEST_STATE_DIR=str(blocked / "state"))
+    assert done.returncode == 0, done.stderr
+    assert f"could not note {tmp_path / 'x'} as made here ({blocked / 'state'} cannot be written)" in done.stderr
+    assert "--trust-artifact" in done.stderr and (tmp_path / "x" / "manifest.json").is_file()

@@ -77,8 +77,7 @@ def kernel_times(call: Any, inputs: list, names: list[str], reps: int) -> dict[s
 
 def _summary(values: list[float]) -> dict | None:
     found = summarize(values)
-    return None if found is None else {"median_ms": found.median_ms, "p20_ms": found.p20_ms, "p80_ms": found.p80_ms,
-                                       "samples": found.samples}
+    return None if found is None else found._asdict()
 
 
 def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict[tuple[int, str], str],
