@@ -49,7 +49,7 @@ from harvest.prewarm import start_prewarm
 from harvest.reference import build_reference, reference_json
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import HARNESS_PATH, harness_source, render
-from harvest.report import render_report
+from harvest.report_html import read_report_inputs, report_texts
 from harvest.trust import remember_made_here, state_dir
 from harvest.writer import (
     STAGING,
@@ -332,7 +332,7 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
     result.skipped = [skip for done in graphs for skip in done.skipped]
 
     manifest = extraction_json(capture, names, [done.entry for done in graphs])
-    files["report.md"] = render_report(manifest)
+    files.update(report_texts(manifest, read_report_inputs(out, manifest, pending=files, capture=capture_record(capture), with_bench=False)))
     manifest["generated_files"] = generated_files_json(files)
     result.writes = write_generated(out, files, force=force)
     if result.writes.failed:  # disk full: the manifest says which files are missing and why

@@ -44,7 +44,9 @@ from pathlib import Path
 from harvest.bench_output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
 from harvest.errors import NoDeviceError, ParseError, UsageError
 from harvest.report import read_manifest
+from harvest.report_html import read_json
 from harvest.trust import NOT_MADE_HERE, made_here
+from harvest.tune_first import TuneTable, rank_kernels
 
 PROGRESS = "[harvest] "
 NO_DEVICE = "timing needs a CUDA device and torch sees none here; check kernels on the CPU with TRITON_INTERPRET=1 python <module> --check (or harvest bench --sweep --check-only)"
@@ -197,6 +199,7 @@ class BenchResult:
     copy_gbps: float | None = None
     tables: list[tuple[str, str, str]] = field(default_factory=list)  # (label, eager table, extracted table)
     graph_notes: dict[str, str] = field(default_factory=dict)
+    tune: TuneTable | None = None  # what to tune first, when every graph's step was measured
 
 
 def graph_permission(manifest: dict, graph: dict, extraction: Path, run_artifact: bool) -> str:
@@ -371,6 +374,19 @@ def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bo
         on_progress(f"the bench process died ({why}); a new one continues with the {len(left)} kernel(s) left")
 
 
+def refresh_after_bench(extraction: Path, manifest: dict, on_progress: Progress) -> list[Path]:
+    """report.md and report.html again, now with the measured "What to tune first"; the manifest's record of them."""
+    from harvest.report_html import refresh_reports
+    from harvest.writer import write_manifest
+
+    written, notes = refresh_reports(extraction, manifest)
+    for note in notes:
+        on_progress(note)
+    if written:
+        write_manifest(extraction, manifest)
+    return written
+
+
 def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, sweep_max: int = 64, profile: bool = False,
           run_artifact: bool = False, check_only: bool = False, out_dir: str | Path | None = None,
           on_progress: Progress = lambda message: None) -> BenchResult:
@@ -432,6 +448,12 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
             "graphs": {name: {k: v for k, v in g.items() if k != "traceback"} for name, g in sorted(results["graphs"].items())},
         })
         result.files += [out / "bench.csv", out / "bench.json"]
+        whole = len(selection.kernels) == sum(len(g.get("kernels", [])) for g in selection.manifest.get("graphs", []))
+        if whole and out.resolve() == (selection.extraction / "bench").resolve():
+            result.files += refresh_after_bench(selection.extraction, selection.manifest, on_progress)
+            table = rank_kernels(selection.manifest, read_json(selection.extraction / "raw" / "capture.json"),
+                                 read_json(out / "bench.json"))
+            result.tune = table if table.measured else None
     for label, rows in result.sweeps.items():
         base = out / f"{label}.sweep"
         write_csv(Path(f"{base}.csv"), rows)

@@ -391,9 +391,9 @@ def main(argv: list[str]) -> int:
                 else:
                     progress(f"{graph['name']}: running Inductor's call() under the profiler ({plural(plan['graph_iterations'], 'call')})")
                     loaded = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
-                    inputs, kernels = in_graph(loaded, graph, flush, plan["graph_iterations"])
+                    inputs, kernels, step = in_graph(loaded, graph, flush, plan["graph_iterations"])
                     graph_module = loaded  # only once it ran: a graph that failed has no kernels to launch alone
-                    results.data["graphs"][graph["name"]] = {"kernels": kernels}
+                    results.data["graphs"][graph["name"]] = {"kernels": kernels, "step": step}
                     results.save()
                 if plan.get("profile"):
                     kept_graphs[graph["name"]] = (graph_module, inputs)

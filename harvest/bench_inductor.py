@@ -67,14 +67,16 @@ class flushed_before_each_kernel:
             vars(tuner).pop("run", None)
 
 
-def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict]:
+def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict, dict]:
     """Run the graph's wrapper module (imported by the caller) as call(get_args()) under the profiler; per kernel, the
     device times of its first launch in each call (the launch the record and the module are about): once with L2
     flushed right before each kernel (the figure the extracted kernel is compared with: both start from a cold L2),
-    once as the graph runs (L2 flushed before each call only). Returns the inputs and each kernel's figures."""
+    once as the graph runs (L2 flushed before each call only). Then the call as a step of a loop runs it, back to back
+    (timing.step_profile: its time, and every device kernel's in it, for "What to tune first"). Returns the inputs,
+    each kernel's figures and the step's."""
     import torch
 
-    from harvest.timing import device_times, summarize
+    from harvest.timing import device_times, step_profile, summarize
 
     def first_launches(durations: dict, name: str) -> list:
         found = durations.get(name, [])
@@ -109,7 +111,8 @@ def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict]:
             "recorded_config": winner,
             "pinned": bool(used and winner and launchers and _matches(launchers[0].config, winner)),
         }
-    return inputs, kernels
+    step = step_profile(lambda: module.call(list(inputs)), reps=iterations)
+    return inputs, kernels, step
 
 
 def alone(tuner, args: dict, grid: list | None, recorded: list[dict] | None = None):

@@ -278,6 +278,12 @@ def print_result(console, result) -> None:
         for row in result.rows:
             if row.note:
                 console.print(f"[yellow]{row.graph}/{row.kernel}[/]: {row.note}", highlight=False)
+    if result.tune is not None:
+        from harvest.tune_first import tune_cells, tune_heading
+
+        columns, cells = tune_cells(result.tune)
+        console.print(tune_heading(result.tune).replace("`", ""), highlight=False, soft_wrap=True)
+        print_table(console, "What to tune first", columns, cells, right={c for c in columns if c not in ("kernel", "kind")})
     for label, rows in result.sweeps.items():
         cells = [[row.config + ("  <- Inductor's choice" if row.inductor_choice else ""), row.check[:60],
                   _ms(row.median_ms, row.p20_ms, row.p80_ms), "-" if row.gbps is None else f"{row.gbps:.0f}",

@@ -112,16 +112,23 @@ profile files); a module's own `python k.py --bench --json FILE` times with the 
 
 EPILOG_REPORT = """\
 examples:
-  harvest report extracted/small_model             re-render extracted/small_model/report.md
+  harvest report extracted/small_model             write report.md and report.html again
+  harvest report extracted/small_model --html      report.html only (open it in a browser: it works offline)
   git diff extracted/small_model/report.md         what the re-render changed
 
 report.md shows, per graph: the ATen ops before fusion against the Triton kernels after, the ops that did not
 fuse and where they went, the boundaries between kernels, a row per kernel (its ops, loads / stores / reductions,
-the user source lines, what the run recorded, its module) and a mermaid fusion graph (GitHub renders it); then a
-CUDA twins section once `harvest twin` ran and a PTX section once `harvest ptx` ran (both re-render it too).
-The same manifest gives the same bytes: no timestamps, manifest order throughout.
+the user source lines, what the run recorded, its module) and a mermaid fusion graph (GitHub renders it); then
+"What to tune first", a CUDA twins section once `harvest twin` ran and a PTX section once `harvest ptx` ran.
+report.html holds the same and more, self-contained (no network): the fusion graphs drawn, a kernel table to
+filter and search, and per kernel its source lines, the FX ops it fused and its renamed code side by side.
+
+What to tune first ranks every kernel by its share of the step: measured after `harvest bench` on a GPU (device
+time in its graph over the step's time, GB/s against the copy bandwidth, the step time saved at that bound), else
+an estimate from the bytes each launch moves times the launches the run recorded, labelled as such.
+The same inputs give the same bytes: no timestamps, manifest order throughout.
 """
-EXIT_REPORT = "for report: 2 when DIR holds no manifest.json, 6 when its manifest.json is not one harvest wrote, 7 when report.md cannot be written"
+EXIT_REPORT = "for report: 2 when DIR holds no manifest.json, 6 when its manifest.json is not one harvest wrote, 7 when a report cannot be written"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,13 +190,17 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         parents=[debug],
-        help="re-render report.md of an extraction from its manifest (no run)",
-        description="Write DIR/report.md again from DIR/manifest.json alone: nothing is run and no other file is "
-        "written. Use it after upgrading harvest, or to get back a report.md you edited. Prints the report's path.",
+        help="write report.md and report.html of an extraction again (no run)",
+        description="Write DIR/report.md and DIR/report.html again from DIR/manifest.json and what DIR holds (the "
+        "capture record, bench results, the modules): nothing is run and no other file is written. Use it after "
+        "upgrading harvest, after `harvest bench`, or to get back a report you edited. Prints the reports' paths.",
         epilog=EPILOG_REPORT + "\n" + EXIT_TEXT + "\n" + EXIT_REPORT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("directory", metavar="DIR", help="an extraction directory (holds manifest.json)")
+    only = report.add_mutually_exclusive_group()
+    only.add_argument("--html", action="store_true", help="write report.html only")
+    only.add_argument("--md", action="store_true", help="write report.md only")
 
     pack = commands.add_parser(
         "pack",
@@ -399,7 +410,7 @@ def summarize(console, result) -> None:
     if result.target_log is not None:
         lines = result.outcome.output.lines
         console.print(f"the target's output: {result.target_log} ({lines} line{'' if lines == 1 else 's'})")
-    console.print(f"report: {result.out_dir / 'report.md'}   manifest: {result.out_dir / 'manifest.json'}")
+    console.print(f"report: {result.out_dir / 'report.md'} (in a browser: {result.out_dir / 'report.html'})   manifest: {result.out_dir / 'manifest.json'}")
     hint = check_hint(result)
     if hint:
         console.print(hint)
@@ -515,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
         if options.command == "report":
             from harvest.report import report_command
 
-            print(report_command(Path(options.directory)))
+            formats = ("report.html",) if options.html else ("report.md",) if options.md else ("report.md", "report.html")
+            for path in report_command(Path(options.directory), formats):
+                print(path)
             return 0
         if options.command == "pack":
             from harvest.pack import pack_command

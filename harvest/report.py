@@ -17,10 +17,12 @@ from typing import Any
 from harvest.errors import OutputError, ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
 from harvest.text_output import plural
+from harvest.tune_first import rank_kernels, tune_markdown
 from harvest.writer import inside
 
 REPORT_TEMPLATE = "report.md.j2"
 _OPS_PER_LINE = 4
+TUNE_TOP = 10  # kernels in report.md's "What to tune first" (report.html lists them all)
 
 
 def md_cell(text: Any) -> str:
@@ -162,7 +164,7 @@ def _size(count: int) -> str:
     return f"{count:.1f} GiB"
 
 
-def _bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
+def graph_bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
     """The fusion summary of one graph as markdown list lines (sub-items indented)."""
     fusion = graph["fusion"]
     ops = _op_list(fusion.get("ops_before", {}))
@@ -201,14 +203,15 @@ def _graph_context(graph: dict[str, Any], ran: bool = False) -> dict[str, Any]:
         "role": graph.get("role", "unknown"),
         "anchor": re.sub(r"[^a-z0-9_-]", "", graph["name"].lower()),
         "fusion": graph["fusion"],
-        "bullets": _bullets(graph, display),
+        "bullets": graph_bullets(graph, display),
         "kernels": [_kernel_row(k, ran) for k in graph.get("kernels", [])],
         "mermaid": mermaid_flowchart(graph),
     }
 
 
-def render_report(manifest: dict) -> str:
-    """report.md text for a manifest (as written by harvest's manifest writer)."""
+def render_report(manifest: dict, capture: dict | None = None, bench: dict | None = None) -> str:
+    """report.md text for a manifest (as written by harvest's manifest writer); with the run's raw/capture.json and
+    bench/bench.json, its "What to tune first" section is ranked by their figures (tune_first.py)."""
     versions = [f"harvest {manifest.get('harvest_version', '?')}", f"torch {manifest.get('torch', '?')}"]
     versions.append(f"triton {manifest.get('triton', '?')}")
     versions.append(f"mode {manifest.get('mode', '?')}")
@@ -223,7 +226,8 @@ def render_report(manifest: dict) -> str:
     graphs = [_graph_context(g, ran) for g in manifest.get("graphs", []) if g.get("fusion")]
     text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
     text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
-    for section in (twin_section(manifest), ptx_section(manifest), runs_section(manifest)):
+    tune = tune_markdown(rank_kernels(manifest, capture, bench), top=TUNE_TOP)
+    for section in (tune, twin_section(manifest), ptx_section(manifest), runs_section(manifest)):
         if section:
             text += "\n" + section
     return text
@@ -344,12 +348,20 @@ def manifest_problem(manifest: object) -> str:
     return ""
 
 
-def report_command(extraction_dir: Path) -> Path:
-    """`harvest report DIR`: re-render DIR/report.md from DIR/manifest.json (the target is not run)."""
-    manifest = read_manifest(Path(extraction_dir))
-    out = Path(extraction_dir) / "report.md"
-    try:
-        out.write_text(render_report(manifest), encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
-    return out
+def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md", "report.html")) -> list[Path]:
+    """`harvest report DIR`: write DIR/report.md and DIR/report.html again from DIR/manifest.json and what the
+    extraction holds (raw/capture.json, bench/bench.json, the modules); the target is not run."""
+    from harvest.report_html import read_report_inputs, report_texts
+
+    extraction_dir = Path(extraction_dir)
+    manifest = read_manifest(extraction_dir)
+    texts = report_texts(manifest, read_report_inputs(extraction_dir, manifest))
+    written = []
+    for name in formats:
+        out = extraction_dir / name
+        try:
+            out.write_text(texts[name], encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        written.append(out)
+    return written

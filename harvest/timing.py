@@ -254,3 +254,33 @@ def device_times(fn, names, flush, reps: int = 20) -> dict[str, list[float]]:
             fn()
         torch.cuda.synchronize()
     return kernel_durations(prof, names)
+
+
+def step_profile(fn, reps: int = 20) -> dict:
+    """fn() (one call of a graph) run back to back, as a training loop runs it: its wall time per call by CUDA
+    events (median and p20/p80, no profiler running), then every device kernel it launches, by name, from the
+    profiler: device ms per call (all its launches) and launches per call; busy_ms is their total per call. Warm-up
+    calls first; nothing is flushed in between."""
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for start, end in zip(starts, ends):
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    call = summarize([start.elapsed_time(end) for start, end in zip(starts, ends)])
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    totals: dict[str, list[float]] = {}
+    for event in prof.events():
+        if str(getattr(event, "device_type", "")).endswith("CUDA") and event.time_range.elapsed_us() > 0:
+            totals.setdefault(event.name, []).append(event.time_range.elapsed_us() / 1e3)
+    kernels = {name: {"ms": sum(found) / reps, "launches": round(len(found) / reps)} for name, found in sorted(totals.items())}
+    return {"call": call._asdict(), "kernels": kernels, "busy_ms": sum(k["ms"] for k in kernels.values()), "reps": reps}

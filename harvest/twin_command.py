@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvest.errors import HarvestError, UsageError
-from harvest.report import read_manifest, render_report
+from harvest.report import read_manifest
+from harvest.report_html import read_report_inputs, report_texts
 from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinSource, read_module, translate
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
@@ -145,7 +146,7 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
     if selected is None:  # every twin made again: the shared file goes with the last of them
         redone.add(TWIN_HARNESS_PATH)
     keep = set(generated) - redone  # only the twins of the kernels translated now may be replaced or removed
-    files["report.md"] = render_report(manifest)
+    files.update(report_texts(manifest, read_report_inputs(out_dir, manifest, pending=files)))
     run.writes = write_generated(out_dir, files, force=force, keep=keep)
     for relative in run.writes.removed:
         generated.pop(relative, None)

@@ -2,7 +2,7 @@
 # Create (once) and update the virtual environment harvest runs in; prints its path.
 #
 #   bash scripts/ensure_venv.sh         what `harvest` needs: torch, triton, libcst, jinja2, ninja, rich, numpy
-#   bash scripts/ensure_venv.sh test    that, plus the test extras (pytest, hypothesis, transformers, matplotlib)
+#   bash scripts/ensure_venv.sh test    that, plus the test extras (pytest, xdist, hypothesis, transformers, matplotlib, playwright)
 #
 # The venv lives outside the clone ($HARVEST_VENV, default ~/.cache/harvest-venv), so later runs and CI reuse it.
 # torch is $HARVEST_TORCH (default torch==2.13.0, the version the test suite is verified with). On a machine without

@@ -240,14 +240,17 @@ def test_report_help_teaches_and_its_exit_codes_hold(exit_codes, tmp_path):
     assert "nothing is run" in shown.stdout and "examples:" in shown.stdout and "harvest report extracted/" in shown.stdout
     line = next(line for line in shown.stdout.splitlines() if line.startswith("exit codes:"))
     assert {name: int(code) for code, name in re.findall(r"(\d+) (\w+)", line)} == exit_codes
-    assert "2 when DIR holds no manifest.json, 6 when its manifest.json is not one harvest wrote, 7 when report.md cannot be written" in shown.stdout
+    assert "2 when DIR holds no manifest.json, 6 when its manifest.json is not one harvest wrote, 7 when a report cannot be written" in shown.stdout
     out = tmp_path / "square_square"
     out.mkdir()
     (out / "manifest.json").write_text((ROOT / "extracted/h200/square_square/manifest.json").read_text())
     done = harvest("report", str(out), cwd=tmp_path)
-    assert done.returncode == 0 and done.stdout == f"{out / 'report.md'}\n", done.stderr
-    first = (out / "report.md").read_bytes()
-    assert harvest("report", str(out), cwd=tmp_path).returncode == 0 and (out / "report.md").read_bytes() == first
+    assert done.returncode == 0 and done.stdout == f"{out / 'report.md'}\n{out / 'report.html'}\n", done.stderr
+    first, page = (out / "report.md").read_bytes(), (out / "report.html").read_bytes()
+    assert harvest("report", str(out), cwd=tmp_path).returncode == 0
+    assert (out / "report.md").read_bytes() == first and (out / "report.html").read_bytes() == page
+    only = harvest("report", str(out), "--md", cwd=tmp_path)
+    assert only.returncode == 0 and only.stdout == f"{out / 'report.md'}\n"
     assert_error(harvest("report", str(tmp_path), cwd=tmp_path), exit_codes["UsageError"], "no manifest.json")
     (out / "report.md").unlink()
     (out / "report.md").mkdir()  # a directory where report.md goes: it cannot be written

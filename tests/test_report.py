@@ -150,9 +150,11 @@ def test_unknown_template_lists_available():
 
 def test_report_command_rewrites_report(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(fixture_manifest(CPU / "square_square")))
-    path = report_command(tmp_path)
-    assert path == tmp_path / "report.md"
-    assert "1 kernel for 2 pow ops" in path.read_text()
+    paths = report_command(tmp_path)
+    assert paths == [tmp_path / "report.md", tmp_path / "report.html"]
+    assert "1 kernel for 2 pow ops" in paths[0].read_text()
+    assert "1 kernel for 2 pow ops" in paths[1].read_text()  # the module is missing here: its section says nothing of it
+    assert report_command(tmp_path, ("report.html",)) == [tmp_path / "report.html"]
 
 
 def test_counts_of_one_are_said_in_the_singular():

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harvest.fusion.common import STACK_TRACES
+from harvest.paths import installed_path
 
 # ------------------------------------------------------------------------------------------ provenance
 
@@ -34,7 +35,8 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fun
 
 
 def parse_stack_trace(trace: str) -> SourceLine | None:
-    """The innermost frame of one stack-trace string (`  File "x.py", line 3, in f\\n    code\\n    ^^^`)."""
+    """The innermost frame of one stack-trace string (`  File "x.py", line 3, in f\\n    code\\n    ^^^`); a file of an
+    installed package is named from the package down (paths.installed_path), so no output names this machine's venv."""
     lines = trace.splitlines()
     found: SourceLine | None = None
     for i, text in enumerate(lines):
@@ -44,7 +46,7 @@ def parse_stack_trace(trace: str) -> SourceLine | None:
         code = ""
         if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]):
             code = lines[i + 1].strip()
-        found = SourceLine(frame["file"], int(frame["line"]), frame["function"], code)
+        found = SourceLine(installed_path(frame["file"]) or frame["file"], int(frame["line"]), frame["function"], code)
     return found
 
 

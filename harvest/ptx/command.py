@@ -221,10 +221,9 @@ def _one_line(result: KernelPtx) -> str:
 
 
 def _update_manifest(out: Path, manifest: dict, run: PtxRun) -> list[str]:
-    """Each compiled kernel's summary under its manifest entry's "ptx"; the files in generated_files; report.md again."""
-    from harvest.report import render_report
+    """Each compiled kernel's summary under its manifest entry's "ptx"; the files in generated_files; the reports again."""
+    from harvest.report_html import refresh_reports
 
-    notes: list[str] = []
     generated = manifest.setdefault("generated_files", {})
     for result in run.results:
         entry = _kernel_entry(manifest, result.module)
@@ -237,16 +236,8 @@ def _update_manifest(out: Path, manifest: dict, run: PtxRun) -> list[str]:
             del generated[relative]
         for relative, text in result.files.items():
             generated[(graph_dir / relative).as_posix()] = _sha256(text)
-    report_path = out / "report.md"
-    report = render_report(manifest)
-    recorded = generated.get("report.md")
-    if report_path.exists() and recorded and _sha256(report_path.read_text(encoding="utf-8")) != recorded:
-        notes.append(f"kept your edited {report_path} (`harvest report {out}` re-renders it, with the PTX section)")
-    else:
-        _write(report_path, report)
-        generated["report.md"] = _sha256(report)
-        run.written.append(report_path)
-    manifest["generated_files"] = dict(sorted(generated.items()))
+    written, notes = refresh_reports(out, manifest)  # it keeps generated_files sorted
+    run.written += written
     _write(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=False) + "\n")
     run.written.append(out / "manifest.json")
     return notes

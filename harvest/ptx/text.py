@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from harvest.paths import installed_path
+
 # ------------------------------------------------------------------------------------------ normalising
 
 _REGISTER = re.compile(r"%(rd|rs|rq|rb|r|p|fd|f|hh|h)(\d+)\b")
@@ -48,7 +50,6 @@ def _tidy(line: str) -> str:
 
 
 _FILE_LINE = re.compile(r'^(\s*\.file\s+\d+\s+")([^"]*)(")', re.M)
-_INSTALLED = re.compile(r"^.*/(?:site|dist)-packages/")
 
 
 def portable_file_paths(ptx: str) -> str:
@@ -63,8 +64,7 @@ def portable_file_paths(ptx: str) -> str:
     def portable(match: re.Match[str]) -> str:
         path = match.group(2)
         if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path):
-            installed = _INSTALLED.sub("<installed>/", path.replace("\\", "/"))
-            path = installed if installed.startswith("<installed>/") else "<abs>/" + re.split(r"[\\/]", path)[-1]
+            path = installed_path(path) or "<abs>/" + re.split(r"[\\/]", path)[-1]
         return match.group(1) + path + match.group(3)
 
     return _FILE_LINE.sub(portable, ptx)

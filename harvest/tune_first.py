@@ -1,0 +1,169 @@
+"""What to tune first: every kernel of an extraction ranked by its share of the step.
+
+    table = rank_kernels(manifest, capture, bench)   # pure: manifest.json, raw/capture.json, bench/bench.json dicts
+    text = tune_markdown(table)                      # the table for report.md (report.html and `harvest bench` too)
+
+The step is one call of every graph the run compiled, in the order they ran (a forward and its backward: a training
+step). Two bases, never mixed in one table:
+
+  measured   after `harvest bench` on a GPU: each graph's call() timed back to back with CUDA events, and every
+             device kernel's time in it from the profiler (bench.json "graphs"/<graph>/"step"). A kernel's share is
+             its device time per step over the step's time; "at the bound" is its bytes moved at the copy bandwidth
+             measured in the same run, and "saved" what the step would gain there (Amdahl).
+  estimate   anywhere else: bytes moved per launch (the byte ranges of the storages the record saw it touch; a
+             storage read and written counts twice) times the launches the run recorded. A share of traffic, not of
+             time: a compute-bound kernel ranks too low.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TuneRow:
+    graph: str
+    kernel: str  # the module's name (Inductor's where there is no module)
+    inductor_name: str
+    kind: str
+    launches: int | None  # how many times the run launched it (recorded)
+    bytes_per_launch: int | None
+    share: float  # of the step's time (measured) or of its bytes moved (estimate), 0..1
+    ms_per_step: float | None = None  # device time of its launches in one call of its graph
+    launches_per_step: int | None = None
+    gbps: float | None = None
+    pct_copy: float | None = None
+    saved_ms: float | None = None  # the step's gain were it to run at the copy bandwidth
+    saved_share: float | None = None  # of the step
+
+
+@dataclass(frozen=True)
+class TuneTable:
+    rows: tuple[TuneRow, ...]
+    measured: bool
+    step_ms: float | None = None  # one call of every graph, median of CUDA events
+    busy_ms: float | None = None  # every device kernel's time in that step, Triton's and the extern calls'
+    kernels_ms: float | None = None  # the Triton kernels' part of busy_ms
+    copy_gbps: float | None = None
+    gpu: str = ""
+
+
+def recorded_bytes(launch: dict) -> int | None:
+    """Bytes one recorded launch touched: the byte range of each storage it used, twice for one it reads and writes."""
+    storages, args = launch.get("storages"), launch.get("args")
+    if not isinstance(storages, list) or not isinstance(args, list):
+        return None
+    read = {a["tensor"]["storage"] for a in args if isinstance(a.get("tensor"), dict) and not str(a.get("param", "")).startswith("out_ptr")}
+    total = 0
+    for index, storage in enumerate(storages):
+        span = int(storage.get("hi", 0)) - int(storage.get("lo", 0))
+        total += span * ((index in read) + bool(storage.get("written")))
+    return total
+
+
+def _recorded(capture: dict | None) -> dict[tuple[str, str], dict]:
+    found = {}
+    for graph in (capture or {}).get("graphs") or []:
+        for name, launch in (graph.get("recorded") or {}).items():
+            if isinstance(launch, dict):
+                found[(graph.get("name", ""), name)] = launch
+    return found
+
+
+def _bench_rows(bench: dict | None) -> dict[tuple[str, str], dict]:
+    return {(row.get("graph", ""), row.get("inductor_kernel", "")): row for row in (bench or {}).get("rows") or []}
+
+
+def rank_kernels(manifest: dict, capture: dict | None = None, bench: dict | None = None) -> TuneTable:
+    """Every Triton kernel of the manifest ranked (largest share first; ties by graph order, then kernel order)."""
+    recorded, rows_of = _recorded(capture), _bench_rows(bench)
+    steps = {name: g["step"] for name, g in ((bench or {}).get("graphs") or {}).items() if isinstance(g, dict) and isinstance(g.get("step"), dict)}
+    kernels = [(g, k) for g in manifest.get("graphs", []) for k in g.get("kernels", []) if k.get("kind") != "extern"]
+    measured = bool(steps) and all(g["name"] in steps for g in manifest.get("graphs", []) if g.get("kernels"))
+    copy = (bench or {}).get("copy_gbps") if measured else None
+    entries = []
+    for order, (graph, kernel) in enumerate(kernels):
+        launch = recorded.get((graph["name"], kernel["name"])) or {}
+        bench_row = rows_of.get((graph["name"], kernel["name"])) or {}
+        moved = bench_row.get("bytes_moved") if measured and bench_row.get("bytes_moved") else recorded_bytes(launch)
+        launches = (kernel.get("recorded") or {}).get("launches") or launch.get("launches")
+        entry = dict(graph=graph["name"], kernel=kernel.get("display_name") or kernel["name"], inductor_name=kernel["name"],
+                     kind=kernel.get("kind", ""), launches=launches, bytes_per_launch=moved)
+        if measured:
+            timed = (steps[graph["name"]].get("kernels") or {}).get(kernel["name"]) or {}
+            entry.update(ms_per_step=timed.get("ms"), launches_per_step=timed.get("launches"))
+        entries.append((order, entry))
+    if measured:
+        step_ms = sum(float(s["call"]["median_ms"]) for s in steps.values())
+        busy = sum(float(s.get("busy_ms") or 0.0) for s in steps.values())
+        rows = []
+        for order, entry in entries:
+            ms, per_step, moved = entry["ms_per_step"], entry["launches_per_step"], entry["bytes_per_launch"]
+            if ms and per_step and moved:
+                gbps = moved * per_step / (ms * 1e6)
+                entry["gbps"] = gbps
+                if copy:
+                    entry["pct_copy"] = 100 * gbps / copy
+                    entry["saved_ms"] = max(0.0, ms - moved * per_step / (copy * 1e6))
+                    entry["saved_share"] = entry["saved_ms"] / step_ms if step_ms else None
+            rows.append((order, TuneRow(share=(ms or 0.0) / step_ms if step_ms else 0.0, **entry)))
+        kernels_ms = sum(row.ms_per_step or 0.0 for _, row in rows)
+        table = dict(measured=True, step_ms=step_ms, busy_ms=busy, kernels_ms=kernels_ms, copy_gbps=copy,
+                     gpu=str(((bench or {}).get("env") or {}).get("gpu", "")))
+    else:
+        traffic = {order: (e["bytes_per_launch"] or 0) * (e["launches"] or 0) for order, e in entries}
+        total = sum(traffic.values())
+        rows = [(order, TuneRow(share=traffic[order] / total if total else 0.0, **entry)) for order, entry in entries]
+        table = dict(measured=False)
+    ranked = [row for _, row in sorted(rows, key=lambda item: (-item[1].share, item[0]))]
+    return TuneTable(rows=tuple(ranked), **table)
+
+
+def _mb(count: int | None) -> str:
+    return "—" if count is None else f"{count / 1e6:.3f}" if count < 1e7 else f"{count / 1e6:.1f}"
+
+
+def _figure(value: float | None, spec: str, suffix: str = "") -> str:
+    return "—" if value is None else f"{value:{spec}}{suffix}"
+
+
+def tune_heading(table: TuneTable) -> str:
+    """One line saying what the shares are of."""
+    if table.measured:
+        covered = f"; device busy {table.busy_ms:.3f} ms ({100 * table.busy_ms / table.step_ms:.0f} % of the step), Triton kernels {table.kernels_ms:.3f} ms" if table.step_ms and table.busy_ms is not None else ""
+        copy = f", copy bandwidth {table.copy_gbps:.0f} GB/s" if table.copy_gbps else ""
+        return f"Measured by `harvest bench` on {table.gpu or 'the GPU'}: step {table.step_ms:.3f} ms (one call of each graph, CUDA events){covered}{copy}."
+    return ("An estimate (no `harvest bench` on a GPU yet): each kernel's share of the bytes the step moves (bytes per "
+            "launch from the record × the launches the run recorded), not of its time.")
+
+
+TUNE_COLUMNS_MEASURED = ("#", "kernel", "kind", "launches", "MB / launch", "ms / step", "share", "GB/s", "% copy", "saved at the bound")
+TUNE_COLUMNS_ESTIMATE = ("#", "kernel", "kind", "launches", "MB / launch", "share of bytes (estimate)")
+
+
+def tune_cells(table: TuneTable) -> tuple[tuple[str, ...], list[list[str]]]:
+    """The table's columns and its rows as text cells (for markdown, HTML and the terminal alike)."""
+    cells = []
+    for rank, row in enumerate(table.rows, 1):
+        first = [str(rank), f"{row.graph}/{row.kernel}", row.kind, "—" if row.launches is None else str(row.launches), _mb(row.bytes_per_launch)]
+        if table.measured:
+            saved = "—" if row.saved_ms is None else f"{row.saved_ms:.3f} ms ({100 * (row.saved_share or 0):.1f} %)"
+            first += [_figure(row.ms_per_step, ".4f"), f"{100 * row.share:.1f} %", _figure(row.gbps, ".0f"), _figure(row.pct_copy, ".0f", " %"), saved]
+        else:
+            first += [f"{100 * row.share:.1f} %"]
+        cells.append(first)
+    return (TUNE_COLUMNS_MEASURED if table.measured else TUNE_COLUMNS_ESTIMATE), cells
+
+
+def tune_markdown(table: TuneTable, top: int | None = None) -> str:
+    """The "What to tune first" section of report.md ("" for an extraction with no kernels)."""
+    if not table.rows:
+        return ""
+    columns, cells = tune_cells(table)
+    shown = cells if top is None else cells[:top]
+    lines = ["## What to tune first", "", tune_heading(table), "",
+             "| " + " | ".join(columns) + " |", "|" + "|".join("--:" if c not in ("kernel", "kind") else "---" for c in columns) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in shown]
+    if top is not None and len(cells) > top:
+        lines += ["", f"{len(cells) - top} more in report.html."]
+    return "\n".join(lines) + "\n"
