@@ -331,6 +331,15 @@ def compile_ahead(plan: dict, plan_path: Path, env: dict, on_progress: Progress,
             child.wait()
 
 
+def signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bool = False) -> dict:
     """Run the bench child until every kernel has a result. A child that dies (a sticky CUDA error ends the process's
     use of the GPU) loses the kernel it was on; a new child continues with the rest, as long as each one gets further."""
@@ -358,6 +367,11 @@ def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bo
         if code == 0:
             return results
         why = next((line.strip() for line in reversed(tail) if line.strip()), "") or f"exit status {code}"
+        if code < 0:  # a signal (a crash in native code): its name says more than the last line of a warning
+            why = f"killed by {signal_name(-code)}"
+        graph = results.pop("current_graph", None)
+        if graph is not None:  # it died in the graph's call() under the profiler: the next child leaves that out
+            results["graphs"][graph] = {"error": f"the bench process died running Inductor's call() under the profiler ({why})"}
         current = results.pop("current", None)
         if current is not None:
             entry = results["kernels"].setdefault(str(current), {"errors": {}})

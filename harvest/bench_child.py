@@ -391,13 +391,17 @@ def main(argv: list[str]) -> int:
                 else:
                     progress(f"{graph['name']}: running Inductor's call() under the profiler ({plural(plan['graph_iterations'], 'call')})")
                     loaded = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
+                    results.data["current_graph"] = graph["name"]  # a crash in here: the parent notes it, the next child skips it
+                    results.save()
                     inputs, kernels, step = in_graph(loaded, graph, flush, plan["graph_iterations"])
                     graph_module = loaded  # only once it ran: a graph that failed has no kernels to launch alone
+                    results.data.pop("current_graph", None)
                     results.data["graphs"][graph["name"]] = {"kernels": kernels, "step": step}
                     results.save()
                 if plan.get("profile"):
                     kept_graphs[graph["name"]] = (graph_module, inputs)
             except Exception as exc:
+                results.data.pop("current_graph", None)
                 results.data["graphs"][graph["name"]] = {"error": error_text(exc), "traceback": traceback.format_exc()[-2000:]}
                 results.save()
                 progress(f"{graph['name']}: Inductor's module did not run: {error_text(exc)}")

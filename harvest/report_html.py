@@ -25,7 +25,7 @@ from harvest.fusion_svg import fusion_svg
 from harvest.module_file import read_module_file
 from harvest.report import graph_bullets, record_text, reference_text, render_report
 from harvest.resources import load_template
-from harvest.tune_first import rank_kernels, tune_cells, tune_heading
+from harvest.tune_first import EXTERN, rank_kernels, tune_cells, tune_heading
 from harvest.writer import inside, sha256
 
 HTML_TEMPLATE = "report.html.j2"
@@ -205,7 +205,7 @@ def render_html(manifest: dict, inputs: ReportInputs | None = None) -> str:
         })
     table = rank_kernels(manifest, inputs.capture, inputs.bench)
     columns, cells = tune_cells(table)
-    ids = {(r.graph, r.inductor_name): anchor("k", r.graph, r.inductor_name) for r in table.rows}
+    ids = {(r.graph, r.inductor_name): anchor("g", r.graph) if r.kind == EXTERN else anchor("k", r.graph, r.inductor_name) for r in table.rows}
     tune = [{"cells": row, "id": ids[(r.graph, r.inductor_name)]} for row, r in zip(cells, table.rows)]
     versions = " · ".join([f"harvest {manifest.get('harvest_version', '?')}", f"torch {manifest.get('torch', '?')}",
                            f"triton {manifest.get('triton', '?')}", f"mode {manifest.get('mode', '?')}", f"GPU {manifest.get('gpu') or 'none'}"])

@@ -9,7 +9,9 @@ step). Two bases, never mixed in one table:
   measured   after `harvest bench` on a GPU: each graph's call() timed back to back with CUDA events, and every
              device kernel's time in it from the profiler (bench.json "graphs"/<graph>/"step"). A kernel's share is
              its device time per step over the step's time; "at the bound" is its bytes moved at the copy bandwidth
-             measured in the same run, and "saved" what the step would gain there (Amdahl).
+             measured in the same run, and "saved" what the step would gain there (Amdahl). The step's other
+             device work (library matmuls, copies, memsets) is ranked beside them, as "extern", so the shares add up
+             to the device's busy time.
   estimate   anywhere else: bytes moved per launch (the byte ranges of the storages the record saw it touch; a
              storage read and written counts twice) times the launches the run recorded. A share of traffic, not of
              time: a compute-bound kernel ranks too low.
@@ -18,6 +20,10 @@ step). Two bases, never mixed in one table:
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+NAME_WIDTH = 64  # a library kernel's name is cut there in the tables
+EXTERN = "extern"  # a device kernel of the step that is not one of Inductor's Triton kernels (cuBLAS, a copy ...)
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,13 @@ def rank_kernels(manifest: dict, capture: dict | None = None, bench: dict | None
                     entry["saved_share"] = entry["saved_ms"] / step_ms if step_ms else None
             rows.append((order, TuneRow(share=(ms or 0.0) / step_ms if step_ms else 0.0, **entry)))
         kernels_ms = sum(row.ms_per_step or 0.0 for _, row in rows)
+        triton = {(g["name"], k["name"]) for g, k in kernels}
+        for name, step in steps.items():  # the rest of the device's work in the step: library calls, copies, memsets
+            for device_kernel, timed in (step.get("kernels") or {}).items():
+                if (name, device_kernel) not in triton and timed.get("ms"):
+                    rows.append((len(rows), TuneRow(graph=name, kernel=device_kernel, inductor_name=device_kernel, kind=EXTERN,
+                                                    launches=None, bytes_per_launch=None, share=timed["ms"] / step_ms if step_ms else 0.0,
+                                                    ms_per_step=timed["ms"], launches_per_step=timed.get("launches"))))
         table = dict(measured=True, step_ms=step_ms, busy_ms=busy, kernels_ms=kernels_ms, copy_gbps=copy,
                      gpu=str(((bench or {}).get("env") or {}).get("gpu", "")))
     else:
@@ -145,7 +158,9 @@ def tune_cells(table: TuneTable) -> tuple[tuple[str, ...], list[list[str]]]:
     """The table's columns and its rows as text cells (for markdown, HTML and the terminal alike)."""
     cells = []
     for rank, row in enumerate(table.rows, 1):
-        first = [str(rank), f"{row.graph}/{row.kernel}", row.kind, "—" if row.launches is None else str(row.launches), _mb(row.bytes_per_launch)]
+        name = row.kernel if len(row.kernel) <= NAME_WIDTH else row.kernel[: NAME_WIDTH - 1] + "…"
+        launches = row.launches_per_step if row.kind == EXTERN else row.launches  # an extern's: in one step
+        first = [str(rank), f"{row.graph}/{name}", row.kind, "—" if launches is None else str(launches), _mb(row.bytes_per_launch)]
         if table.measured:
             saved = "—" if row.saved_ms is None else f"{row.saved_ms:.3f} ms ({100 * (row.saved_share or 0):.1f} %)"
             first += [_figure(row.ms_per_step, ".4f"), f"{100 * row.share:.1f} %", _figure(row.gbps, ".0f"), _figure(row.pct_copy, ".0f", " %"), saved]

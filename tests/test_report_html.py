@@ -138,6 +138,9 @@ def test_measured_shares_are_of_the_step_and_the_saving_is_what_the_copy_bound_l
     assert top.pct_copy == pytest.approx(0.2)
     assert top.saved_ms == pytest.approx(0.5 - 1e6 / 1000e9 * 1e3)
     assert table.busy_ms > table.kernels_ms  # the extern matmuls are part of the step, not of any Triton kernel
+    externs = [row for row in table.rows if row.kind == "extern"]
+    assert len(externs) == len(manifest["graphs"]) and externs[0].launches_per_step == 2
+    assert sum(row.share for row in table.rows) == pytest.approx(table.busy_ms / table.step_ms)
     text = tune_markdown(table)
     assert "Measured by `harvest bench` on NVIDIA H200" in text and "saved at the bound" in text
 
