@@ -52,6 +52,7 @@ class TuneTable:
     kernels_ms: float | None = None  # the Triton kernels' part of busy_ms
     copy_gbps: float | None = None
     gpu: str = ""
+    left_out: tuple[tuple[str, str], ...] = ()  # (graph, why) of graphs bench could not time: not in the step
 
 
 def recorded_bytes(launch: dict) -> int | None:
@@ -80,12 +81,26 @@ def _bench_rows(bench: dict | None) -> dict[tuple[str, str], dict]:
     return {(row.get("graph", ""), row.get("inductor_kernel", "")): row for row in (bench or {}).get("rows") or []}
 
 
+def graph_error(entry: object) -> str:
+    """Why bench has no step of a graph (its entry in bench.json "graphs")."""
+    if isinstance(entry, dict) and entry.get("error"):
+        return str(entry["error"])
+    if isinstance(entry, dict) and entry.get("skipped"):
+        return str(entry["skipped"])
+    return "not timed"
+
+
 def rank_kernels(manifest: dict, capture: dict | None = None, bench: dict | None = None) -> TuneTable:
-    """Every Triton kernel of the manifest ranked (largest share first; ties by graph order, then kernel order)."""
+    """Every Triton kernel of the manifest ranked (largest share first; ties by graph order, then kernel order). With
+    bench figures, the step is made of the graphs bench timed; a graph it could not time (its call() failed) is left
+    out of it, with its kernels, and the table says so."""
     recorded, rows_of = _recorded(capture), _bench_rows(bench)
     steps = {name: g["step"] for name, g in ((bench or {}).get("graphs") or {}).items() if isinstance(g, dict) and isinstance(g.get("step"), dict)}
-    kernels = [(g, k) for g in manifest.get("graphs", []) for k in g.get("kernels", []) if k.get("kind") != "extern"]
-    measured = bool(steps) and all(g["name"] in steps for g in manifest.get("graphs", []) if g.get("kernels"))
+    measured = bool(steps)
+    graphs = [g for g in manifest.get("graphs", []) if not measured or g["name"] in steps]
+    left_out = tuple(sorted((g["name"], graph_error((bench or {}).get("graphs", {}).get(g["name"])))
+                            for g in manifest.get("graphs", []) if measured and g["name"] not in steps and g.get("kernels")))
+    kernels = [(g, k) for g in graphs for k in g.get("kernels", []) if k.get("kind") != "extern"]
     copy = (bench or {}).get("copy_gbps") if measured else None
     entries = []
     for order, (graph, kernel) in enumerate(kernels):
@@ -122,7 +137,7 @@ def rank_kernels(manifest: dict, capture: dict | None = None, bench: dict | None
                                                     launches=None, bytes_per_launch=None, share=timed["ms"] / step_ms if step_ms else 0.0,
                                                     ms_per_step=timed["ms"], launches_per_step=timed.get("launches"))))
         table = dict(measured=True, step_ms=step_ms, busy_ms=busy, kernels_ms=kernels_ms, copy_gbps=copy,
-                     gpu=str(((bench or {}).get("env") or {}).get("gpu", "")))
+                     gpu=str(((bench or {}).get("env") or {}).get("gpu", "")), left_out=left_out)
     else:
         traffic = {order: (e["bytes_per_launch"] or 0) * (e["launches"] or 0) for order, e in entries}
         total = sum(traffic.values())
@@ -145,7 +160,8 @@ def tune_heading(table: TuneTable) -> str:
     if table.measured:
         covered = f"; device busy {table.busy_ms:.3f} ms ({100 * table.busy_ms / table.step_ms:.0f} % of the step), Triton kernels {table.kernels_ms:.3f} ms" if table.step_ms and table.busy_ms is not None else ""
         copy = f", copy bandwidth {table.copy_gbps:.0f} GB/s" if table.copy_gbps else ""
-        return f"Measured by `harvest bench` on {table.gpu or 'the GPU'}: step {table.step_ms:.3f} ms (one call of each graph, CUDA events){covered}{copy}."
+        missing = "".join(f" {name} is not in the step: {why}." for name, why in table.left_out)
+        return f"Measured by `harvest bench` on {table.gpu or 'the GPU'}: step {table.step_ms:.3f} ms (one call of each graph, CUDA events){covered}{copy}.{missing}"
     return ("An estimate (no `harvest bench` on a GPU yet): each kernel's share of the bytes the step moves (bytes per "
             "launch from the record × the launches the run recorded), not of its time.")
 

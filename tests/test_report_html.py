@@ -145,11 +145,16 @@ def test_measured_shares_are_of_the_step_and_the_saving_is_what_the_copy_bound_l
     assert "Measured by `harvest bench` on NVIDIA H200" in text and "saved at the bound" in text
 
 
-def test_a_bench_that_measured_only_some_graphs_gives_the_estimate(encoder):
+def test_a_graph_bench_could_not_time_is_left_out_of_the_step_and_said_so(encoder):
     manifest, _ = encoder
     bench = bench_of(manifest, {}, call_ms=1.0)
-    bench["graphs"].pop(manifest["graphs"][0]["name"])
-    assert not rank_kernels(manifest, None, bench).measured
+    first = manifest["graphs"][0]["name"]
+    bench["graphs"][first] = {"error": "the bench process died running Inductor's call() under the profiler (killed by SIGSEGV)"}
+    table = rank_kernels(manifest, None, bench)
+    assert table.measured and table.step_ms == pytest.approx(len(manifest["graphs"]) - 1)
+    assert all(row.graph != first for row in table.rows)
+    assert f"{first} is not in the step: the bench process died" in tune_markdown(table)
+    assert not rank_kernels(manifest, None, {"rows": [], "graphs": {}}).measured
 
 
 # -- the page --------------------------------------------------------------------------------------------------------
