@@ -46,6 +46,7 @@ from harvest.module_arguments import runtime_params
 from harvest.module_plan import ModuleContext, ModulePlan, RenderError, plan_module
 from harvest.parse import parse_output_code
 from harvest.prewarm import start_prewarm
+from harvest.progress import counter
 from harvest.reference import build_reference, reference_json
 from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
 from harvest.render import HARNESS_PATH, harness_source, render
@@ -64,7 +65,8 @@ from harvest.writer import (
     write_raw,
 )
 
-Progress = Callable[[str], None]
+Progress = Callable[[str], None]  # messages; a ProgressDisplay also takes Counts (harvest/progress.py)
+RENDERING = "rendering kernel modules"
 
 TARGET_LOG = "target.log"  # raw/target.log: the target's own stdout and stderr from the run (not replayed, not hashed)
 TAIL_WIDTH = 300  # characters of each line of the target's output an error shows
@@ -324,7 +326,7 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
             plans.append(plan_graph(captured, capture, names))
         except ParseError as exc:
             raise ParseError(f"{exc}; the capture is kept in {out}/raw/{captured.name}/output_code.py") from exc
-    rendered = iter(render_all(capture, names, [(plan, job) for plan in plans for job in plan.jobs]))
+    rendered = iter(render_all(capture, names, [(plan, job) for plan in plans for job in plan.jobs], on_progress))
     graphs = [finish_graph(plan, capture, [next(rendered) for _ in plan.jobs], on_progress) for plan in plans]
     files = {path: source for done in graphs for path, source in done.files.items()}
     if files:  # what every module shares, written once beside the graphs
@@ -494,7 +496,7 @@ _RENDER_CONTEXT: tuple | None = None
 Rendered = tuple[str | None, dict | None, tuple[tuple[str, str | None], ...], str | None]
 
 
-def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJob]]) -> list[Rendered]:
+def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJob]], on_progress: Progress = lambda message: None) -> list[Rendered]:
     """Render kernel modules, of one graph or of all: (source, reference summary, None) or (None, None, why not), in
     job order.
 
@@ -506,15 +508,24 @@ def render_all(capture: Capture, names: str, jobs: list[tuple[GraphPlan, RenderJ
     global _RENDER_CONTEXT
     _RENDER_CONTEXT = (capture, names, jobs)
     workers = min(len(jobs), os.cpu_count() or 1, 8)
+    count = counter(on_progress)
+    count(RENDERING, 0, len(jobs))
+    done: list[Rendered] = []
     try:
         if workers < 2 or len(jobs) < 4 or "fork" not in multiprocessing.get_all_start_methods():
-            return [_render_job(i) for i in range(len(jobs))]
+            for index in range(len(jobs)):
+                done.append(_render_job(index))
+                count(RENDERING, len(done), len(jobs))
+            return done
         # The reference resolves ATen ops through torch: import it once here, not once in every worker.
         import torch  # noqa: F401
 
         context = multiprocessing.get_context("fork")
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(_render_job, range(len(jobs))))
+            for rendered in pool.map(_render_job, range(len(jobs))):
+                done.append(rendered)
+                count(RENDERING, len(done), len(jobs))
+        return done
     finally:
         _RENDER_CONTEXT = None
 

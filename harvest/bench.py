@@ -43,12 +43,14 @@ from pathlib import Path
 
 from harvest.bench_output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
 from harvest.errors import NoDeviceError, ParseError, UsageError
+from harvest.progress import counter
 from harvest.report import read_manifest
 from harvest.report_html import read_json
 from harvest.trust import NOT_MADE_HERE, made_here
 from harvest.tune_first import TuneTable, rank_kernels
 
 PROGRESS = "[harvest] "
+BENCHING = "benching kernels"
 NO_DEVICE = "timing needs a CUDA device and torch sees none here; check kernels on the CPU with TRITON_INTERPRET=1 python <module> --check (or harvest bench --sweep --check-only)"
 Progress = Callable[[str], None]
 
@@ -350,6 +352,9 @@ def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bo
         compile_ahead(plan, plan_path, env, on_progress)
     empty: dict = {"graphs": {}, "kernels": {}}
     done_before = 0
+    labels = {job["label"] for job in plan["kernels"]}
+    count, started = counter(on_progress), set()
+    count(BENCHING, 0, len(labels))
     while True:
         child = subprocess.Popen([sys.executable, "-m", "harvest.bench_child", str(plan_path), str(results_path)],
                                  env=env, stderr=subprocess.PIPE, text=True, errors="replace")
@@ -357,12 +362,18 @@ def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bo
         assert child.stderr is not None
         for line in child.stderr:
             if line.startswith(PROGRESS):
-                on_progress(line[len(PROGRESS):].rstrip("\n"))
+                message = line[len(PROGRESS):].rstrip("\n")
+                on_progress(message)
+                if message in labels and message not in started:  # the child starts a kernel: the one before is done
+                    count(BENCHING, len(started), len(labels))
+                    started.add(message)
             else:
                 tail = (tail + [line])[-30:]
                 if not quiet_output:
                     sys.stderr.write(line)
         code = child.wait()
+        if code == 0:
+            count(BENCHING, len(labels), len(labels))
         results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else dict(empty)
         if code == 0:
             return results

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harvest import __version__
 from harvest.errors import HarvestError, Interrupted, UsageError, exit_codes_text
+from harvest.progress import ProgressDisplay
 
 EPILOG_EXTRACT = """\
 examples:
@@ -294,18 +295,14 @@ def run_bench(options: argparse.Namespace) -> int:
     from harvest.bench_output import print_result
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def progress(message: str) -> None:
-        if not options.quiet:
-            console.print(f"[bold cyan]harvest bench[/] {message}")
-
-    if options.ncu:
-        for line in ncu(select(options.path, options.kernel), options.ncu == "run", progress):
-            print(line)
-        return 0
-    result = bench(options.path, pattern=options.kernel, sweep=options.sweep, sweep_max=options.sweep_max,
-                   profile=options.profile, run_artifact=options.run_artifact, check_only=options.check_only,
-                   out_dir=options.out, on_progress=progress)
+    with ProgressDisplay(console, "harvest bench", options.quiet) as progress:
+        if options.ncu:
+            for line in ncu(select(options.path, options.kernel), options.ncu == "run", progress):
+                print(line)
+            return 0
+        result = bench(options.path, pattern=options.kernel, sweep=options.sweep, sweep_max=options.sweep_max,
+                       profile=options.profile, run_artifact=options.run_artifact, check_only=options.check_only,
+                       out_dir=options.out, on_progress=progress)
     print_result(Console(highlight=False, soft_wrap=True), result)
     failed = [row for rows in result.sweeps.values() for row in rows if row.check != "ok"]
     if options.check_only:
@@ -321,14 +318,10 @@ def run_with_edits(options: argparse.Namespace, script_args: list[str]) -> int:
     from harvest.run.command import raise_if_differ, run_with, timing_markdown
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def progress(message: str) -> None:
-        if not options.quiet:
-            console.print(f"[bold cyan]harvest[/] {message}")
-
-    result = run_with(Path(options.target), Path(options.extraction), names=options.kernels, rtol=options.rtol,
-                      atol=options.atol, args=tuple(options.script_args + script_args), timeout=options.timeout,
-                      timing=not options.no_timing, trust=options.trust_artifact, on_progress=progress)
+    with ProgressDisplay(console, "harvest", options.quiet) as progress:
+        result = run_with(Path(options.target), Path(options.extraction), names=options.kernels, rtol=options.rtol,
+                          atol=options.atol, args=tuple(options.script_args + script_args), timeout=options.timeout,
+                          timing=not options.no_timing, trust=options.trust_artifact, on_progress=progress)
     counts = {v: sum(1 for c in result.checks if c.verdict == v) for v in ("bit for bit", "within tolerance", "differs")}
     print(f"{len(result.checks)} graph outputs compared: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
     print(("results equal" if result.equal else "results DIFFER") + f"; report: {result.directory / 'run.md'}")
@@ -354,26 +347,22 @@ def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
     from harvest.api import extract
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def progress(message: str) -> None:
-        if not options.quiet:
-            console.print(f"[bold cyan]harvest[/] {message}")
-
-    result = extract(
-        options.target,
-        options.out,
-        args=tuple(options.script_args + script_args),
-        timeout=options.timeout,
-        force=options.force,
-        names=options.names,
-        target_sm=options.target_sm,
-        device=options.device,
-        on_progress=progress,
-        record=options.record,
-        record_cap_mib=options.record_cap,
-        record_total_cap_mib=options.record_total_cap,
-        run_artifact=options.run_artifact,
-    )
+    with ProgressDisplay(console, "harvest", options.quiet) as progress:
+        result = extract(
+            options.target,
+            options.out,
+            args=tuple(options.script_args + script_args),
+            timeout=options.timeout,
+            force=options.force,
+            names=options.names,
+            target_sm=options.target_sm,
+            device=options.device,
+            on_progress=progress,
+            record=options.record,
+            record_cap_mib=options.record_cap,
+            record_total_cap_mib=options.record_total_cap,
+            run_artifact=options.run_artifact,
+        )
     summarize(console, result)
     return 0
 
@@ -449,12 +438,8 @@ def run_ptx(options: argparse.Namespace) -> int:
     from harvest.text_output import plural, print_table
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def progress(message: str) -> None:
-        if not options.quiet:
-            console.print(f"[bold cyan]harvest ptx[/] {message}")
-
-    run = ptx_command(Path(options.target), options.arch, on_progress=progress)
+    with ProgressDisplay(console, "harvest ptx", options.quiet) as progress:
+        run = ptx_command(Path(options.target), options.arch, on_progress=progress)
     if run.results:  # a rich table where it fits, else plain text: a kernel's name is never cut
         print_table(Console(highlight=False, soft_wrap=True), summary_title(run.arch), SUMMARY_COLUMNS, summary_rows(run.results))
         tables = sorted({str(p.parent) for p in run.written if p.name.endswith(".ptx.md")})
@@ -478,12 +463,8 @@ def run_twin(options: argparse.Namespace) -> int:
     from harvest.twin_command import summary, twin_command
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-    def progress(message: str) -> None:
-        if not options.quiet:
-            console.print(f"[bold cyan]harvest twin[/] {message}")
-
-    run = twin_command(Path(options.path), force=options.force, compile_check=not options.no_compile, arch=options.arch, on_progress=progress)
+    with ProgressDisplay(console, "harvest twin", options.quiet) as progress:
+        run = twin_command(Path(options.path), force=options.force, compile_check=not options.no_compile, arch=options.arch, on_progress=progress)
     counts = summary(run)
     for kind, row in counts["kinds"].items():
         console.print(f"{kind}: {row['translated']} of {row['kernels']} translated")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvest.errors import HarvestError, UsageError
+from harvest.progress import counter
 from harvest.report import read_manifest
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.resources import load_template
@@ -158,6 +159,9 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
     return run
 
 
+COMPILING = "compiling CUDA twins (nvcc -ptx)"
+
+
 def _compile_all(outcomes: list[TwinOutcome], files: dict[str, str], arch: str, on_progress: Callable[[str], None]) -> str | None:
     """nvcc -ptx every twin (in parallel); a twin nvcc rejects is reported, never kept as if it were fine."""
     from harvest.ptx import find_nvcc
@@ -181,8 +185,11 @@ def _compile_all(outcomes: list[TwinOutcome], files: dict[str, str], arch: str, 
         return outcome, first.replace(str(source), outcome.files[0])
 
     workers = max(1, min(len(todo), os.cpu_count() or 1, 8))
+    count = counter(on_progress)
+    count(COMPILING, 0, len(todo))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        for outcome, error in pool.map(compile_one, todo):
+        for done, (outcome, error) in enumerate(pool.map(compile_one, todo), 1):
+            count(COMPILING, done, len(todo))
             if error is not None:
                 outcome.status, outcome.reason = "compile error", f"nvcc rejected the twin (a harvest bug): {error}"
                 for path in outcome.files:
