@@ -70,7 +70,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("out-other-target", "-o names the extraction of another target", "OutputError", "out holds the extraction of", "test_out_is_the_extraction_of_another_target"),
     ("out-inside-extraction", "-o points inside an extraction", "OutputError", "is inside the extraction", "test_out_inside_an_extraction"),
     ("out-read-only", "-o is a read-only (immutable) directory", "OutputError", "cannot write to output directory ro", "test_read_only_output_directory"),
-    ("disk-full", "a write fails mid-extraction (file size limit: disk full)", "OutputError", "could not write 1 of 3 files to out (harness.py: File too large)", "test_write_error_mid_extraction"),
+    ("disk-full", "a write fails mid-extraction (file size limit: disk full)", "OutputError", "could not write 1 of 4 files to out (harness.py: File too large)", "test_write_error_mid_extraction"),
     ("disk-full-during-run", "the launch record cannot be written while the target runs (file size limit)", "ok", "the target runs on; the manifest says the kernel's data was not saved and why", "test_write_error_while_the_target_runs"),
     ("sigint-run", "Ctrl-C (SIGINT) while the target runs", "Interrupted", "interrupted (Ctrl-C) while the target ran: the target was stopped; kept the partial capture in out/raw: 1 graph(s) captured before that", "test_sigint_during_the_target_run"),
     ("sigint-render", "Ctrl-C (SIGINT) while modules are rendered", "Interrupted", "interrupted (Ctrl-C) while writing the extraction; the capture is kept in out/raw", "test_sigint_during_rendering"),
@@ -332,13 +332,13 @@ def test_read_only_output_directory(tmp_path, square):
 
 
 def test_write_error_mid_extraction(tmp_path):
-    """Writes past 16 KiB per file fail (RLIMIT_FSIZE, as on a full disk): the raw capture, report, manifest and the
-    3 KiB kernel module fit, the 20 KiB harness.py does not. Every file written is whole, and the manifest says what
-    is missing."""
+    """Writes past 24 KiB per file fail (RLIMIT_FSIZE, as on a full disk): the raw capture, both reports (report.html
+    is about 16 KiB), the manifest and the 3 KiB kernel module fit, the 30 KiB harness.py does not. Every file written
+    is whole, and the manifest says what is missing."""
 
     def limit_file_size():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
-        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (24 << 10, 24 << 10))
 
     proc = subprocess.run(
         [sys.executable, "-m", "harvest", "extract", str(SQUARE_OUTPUT_CODE), "-o", "out", "-q"],
@@ -352,6 +352,7 @@ def test_write_error_mid_extraction(tmp_path):
     assert not (out / "harness.py").exists()
     assert not list(out.rglob("*.tmp")), "a half-written file was left behind"
     assert "square_square_kernel" in (out / "report.md").read_text()
+    assert "square_square_kernel" in (out / "report.html").read_text()
     # With room again, the extraction replays from raw/ and writes what was missing.
     again = harvest("extract", "out", "-q", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
