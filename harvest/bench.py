@@ -239,6 +239,31 @@ def inductor_arguments(launch: dict | None) -> list[dict] | None:
     return [{"tensor": True} if "tensor" in a else {"value": a.get("value")} for a in launch["args"] if isinstance(a, dict)]
 
 
+# Ops whose random-number seed and offset (their argument positions here) are host tensors outside CUDA graph capture:
+# the memory-efficient attention backward reads them on the host. Inductor's get_args() makes every example input on
+# the graph's device, and such a call() dies in native code (SIGSEGV) at its first call on the H200 (torch 2.11).
+HOST_SCALAR_ARGUMENTS = {
+    "torch.ops.aten._scaled_dot_product_efficient_attention_backward.default": (7, 8),
+    "torch.ops.aten._efficient_attention_backward.default": (11, 12),
+}
+
+
+def host_inputs(graph: dict, extraction: Path) -> list[int]:
+    """Positions in call(args) of the graph inputs that must be host tensors (HOST_SCALAR_ARGUMENTS); the bench child
+    moves get_args()'s example values there. The wrapper is parsed (read, never run) only where such an op is."""
+    from harvest.parse import parse_output_code
+
+    wanted = {arg for extern in graph.get("externs") or [] for i in HOST_SCALAR_ARGUMENTS.get(extern.get("op"), ())
+              if i < len(extern.get("args") or []) for arg in [extern["args"][i]]}
+    if not wanted:
+        return []
+    try:
+        parsed = parse_output_code((extraction / graph["raw"]).read_text(encoding="utf-8"), name=graph["name"])
+    except (OSError, ParseError):
+        return []
+    return [index for index, name in enumerate(parsed.inputs) if name in wanted]
+
+
 def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: bool, run_artifact: bool, check_only: bool,
               out_dir: Path, graph_iterations: int = 20, sweep_rep_ms: float = 30.0) -> tuple[dict, dict[str, str]]:
     """The child's plan (JSON-ready), and per kernel id the reason it is not benched (not standalone, ...)."""
@@ -261,6 +286,7 @@ def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: boo
                 "winners": {k["name"]: k["autotune"] for k in graph["kernels"] if k.get("autotune")},
                 "kernels": [k["name"] for k in graph["kernels"]],
                 "launches": {k["name"]: k.get("launches", 1) for k in graph["kernels"]},
+                "host_inputs": host_inputs(graph, extraction) if not reason else [],
             }
         if not kernel["module"]:
             skipped[str(index)] = f"not standalone: {kernel['standalone_reason']}"

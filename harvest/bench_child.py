@@ -32,6 +32,7 @@ from pathlib import Path
 
 from harvest.bench_inductor import (
     alone,
+    example_inputs,
     flushed_before_each_kernel,  # noqa: F401  (tests import it from here, where it was)
     in_graph,
     pin_winners,
@@ -386,8 +387,7 @@ def main(argv: list[str]) -> int:
                 if done:  # a restarted child: the graph was measured; its kernels are needed again to launch alone
                     graph_module = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)
                     pin_winners(graph_module, graph["winners"])
-                    torch.manual_seed(0)
-                    inputs = list(graph_module.get_args())
+                    inputs = example_inputs(graph_module, graph)
                 else:
                     progress(f"{graph['name']}: running Inductor's call() under the profiler ({plural(plan['graph_iterations'], 'call')})")
                     loaded = load_module(graph["raw"], f"harvest_bench_graph_{index}", register=True)

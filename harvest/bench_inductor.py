@@ -67,6 +67,19 @@ class flushed_before_each_kernel:
             vars(tuner).pop("run", None)
 
 
+def example_inputs(module, graph: dict) -> list:
+    """get_args()'s inputs, seeded (random values; zeros for integer tensors: indices stay in bounds), with the ones
+    the plan names host inputs (bench.HOST_SCALAR_ARGUMENTS: an attention backward's seed and offset) on the host."""
+    import torch
+
+    torch.manual_seed(0)
+    inputs = list(module.get_args())
+    for index in graph.get("host_inputs") or []:
+        if index < len(inputs) and isinstance(inputs[index], torch.Tensor):
+            inputs[index] = inputs[index].cpu()
+    return inputs
+
+
 def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict, dict]:
     """Run the graph's wrapper module (imported by the caller) as call(get_args()) under the profiler; per kernel, the
     device times of its first launch in each call (the launch the record and the module are about): once with L2
@@ -84,8 +97,7 @@ def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict, d
         return found[0::per_call] if len(found) == iterations * per_call else found
 
     pin_winners(module, graph["winners"])
-    torch.manual_seed(0)  # get_args() draws random inputs (zeros for integer tensors: indices stay in bounds)
-    inputs = list(module.get_args())
+    inputs = example_inputs(module, graph)
     for _ in range(3):  # the first call compiles and (pinned) picks each kernel's config
         module.call(list(inputs))
     torch.cuda.synchronize()

@@ -4,7 +4,7 @@
 #                                 the H200, then `harvest bench` of each whole extraction (its step profile ranks the
 #                                 kernels); per model one tarball of report.md, report.html, manifest.json, bench/
 #                                 and raw/capture.json, and the logs
-# MODELS="..." picks other targets; each step has its own time limit so that the call ends inside the device's.
+# MODELS="..." picks other targets, PROBE=1 first runs scripts/gpu_attention_probe.py; each step has its own time limit so that the call ends inside the device's.
 set -u
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200 PATH=/tmp/site/bin:$PATH
 OUT=${OUT:-/tmp/out}
@@ -14,6 +14,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
+[ -n "${PROBE:-}" ] && timeout 60 python3 scripts/gpu_attention_probe.py 2>&1 | tail -3
 for model in ${MODELS:-gpt2 transformer_encoder}; do
   timeout ${EXTRACT_S:-170} python3 -m harvest extract "examples/models/$model.py" -o "$X/$model" --device cuda --force \
     > "$OUT/${model}_extract.log" 2>&1

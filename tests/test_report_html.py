@@ -243,3 +243,19 @@ def test_the_page_in_headless_chromium_shows_its_kernels_with_no_error_and_no_re
         browser.close()
     assert problems == []
     assert requests == [url]
+
+
+def test_bench_puts_an_attention_backwards_seed_and_offset_on_the_host(encoder):
+    """The memory-efficient attention backward reads its dropout seed and offset on the host; get_args() made them
+    on the GPU, and the graph's call() died with SIGSEGV on the H200 (docs/benchmarks.md, session 11)."""
+    from harvest.bench import host_inputs
+    from harvest.parse import parse_output_code
+
+    manifest, out = encoder
+    backward = next(g for g in manifest["graphs"] if g["name"].endswith("backward"))
+    attention = next(e for e in backward["externs"] if "efficient_attention_backward" in e["op"])
+    inputs = parse_output_code((out / backward["raw"]).read_text(), name=backward["name"]).inputs
+    positions = host_inputs(backward, out)
+    assert [inputs[i] for i in positions] == sorted(attention["args"][7:9], key=inputs.index)
+    forward = next(g for g in manifest["graphs"] if g["name"].endswith("forward"))
+    assert host_inputs(forward, out) == []
