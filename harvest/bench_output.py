@@ -65,6 +65,8 @@ class BenchRow:
     twin_p80_ms: float | None = None
     copy_gbps: float | None = None
     reps: int | None = None
+    flops: int | None = None  # a matmul template's 2*M*N*K per launch (its module's MATMUL)
+    peak_tflops: float | None = None  # the matmul peak measured in the same run, at the template's dtype
     note: str = ""
 
 
@@ -177,6 +179,8 @@ def build_row(graph: dict, kernel: dict, entry: dict, graph_result: dict, twin: 
         twin_p80_ms=twin.get("p80_ms"),
         copy_gbps=copy_gbps,
         reps=own.get("reps"),
+        flops=bench.get("flops"),
+        peak_tflops=bench.get("peak_tflops"),
         note="; ".join(notes),
     )
 

@@ -9,7 +9,8 @@ step). Two bases, never mixed in one table:
   measured   after `harvest bench` on a GPU: each graph's call() timed back to back with CUDA events, and every
              device kernel's time in it from the profiler (bench.json "graphs"/<graph>/"step"). A kernel's share is
              its device time per step over the step's time; "at the bound" is its bytes moved at the copy bandwidth
-             measured in the same run, and "saved" what the step would gain there (Amdahl). The step's other
+             measured in the same run (a matmul template's: its TFLOP/s at the matmul peak measured then), and
+             "saved" what the step would gain there (Amdahl). The step's other
              device work (library matmuls, copies, memsets) is ranked beside them, as "extern", so the shares add up
              to the device's busy time.
   estimate   anywhere else: bytes moved per launch (the byte ranges of the storages the record saw it touch; a
@@ -39,7 +40,9 @@ class TuneRow:
     launches_per_step: int | None = None
     gbps: float | None = None
     pct_copy: float | None = None
-    saved_ms: float | None = None  # the step's gain were it to run at the copy bandwidth
+    tflops: float | None = None  # a matmul template's, in the step
+    pct_peak: float | None = None  # of the matmul peak measured in the same run
+    saved_ms: float | None = None  # the step's gain were it to run at its bound (copy bandwidth; a template: matmul peak)
     saved_share: float | None = None  # of the step
 
 
@@ -102,10 +105,11 @@ def rank_kernels(manifest: dict, capture: dict | None = None, bench: dict | None
                             for g in manifest.get("graphs", []) if measured and g["name"] not in steps and g.get("kernels")))
     kernels = [(g, k) for g in graphs for k in g.get("kernels", []) if k.get("kind") != "extern"]
     copy = (bench or {}).get("copy_gbps") if measured else None
-    entries = []
+    entries, bench_row_of = [], {}
     for order, (graph, kernel) in enumerate(kernels):
         launch = recorded.get((graph["name"], kernel["name"])) or {}
         bench_row = rows_of.get((graph["name"], kernel["name"])) or {}
+        bench_row_of[order] = (bench_row.get("flops"), bench_row.get("peak_tflops"))
         moved = bench_row.get("bytes_moved") if measured and bench_row.get("bytes_moved") else recorded_bytes(launch)
         launches = (kernel.get("recorded") or {}).get("launches") or launch.get("launches")
         entry = dict(graph=graph["name"], kernel=kernel.get("display_name") or kernel["name"], inductor_name=kernel["name"],
@@ -120,7 +124,14 @@ def rank_kernels(manifest: dict, capture: dict | None = None, bench: dict | None
         rows = []
         for order, entry in entries:
             ms, per_step, moved = entry["ms_per_step"], entry["launches_per_step"], entry["bytes_per_launch"]
-            if ms and per_step and moved:
+            flops, peak = bench_row_of.get(order, (None, None))
+            if ms and per_step and flops:  # a matmul template: its bound is the matmul peak, not the copy bandwidth
+                entry["tflops"] = flops * per_step / (ms * 1e9)
+                if peak:
+                    entry["pct_peak"] = 100 * entry["tflops"] / peak
+                    entry["saved_ms"] = max(0.0, ms - flops * per_step / (peak * 1e9))
+                    entry["saved_share"] = entry["saved_ms"] / step_ms if step_ms else None
+            elif ms and per_step and moved:
                 gbps = moved * per_step / (ms * 1e6)
                 entry["gbps"] = gbps
                 if copy:
@@ -179,7 +190,11 @@ def tune_cells(table: TuneTable) -> tuple[tuple[str, ...], list[list[str]]]:
         first = [str(rank), f"{row.graph}/{name}", row.kind, "—" if launches is None else str(launches), _mb(row.bytes_per_launch)]
         if table.measured:
             saved = "—" if row.saved_ms is None else f"{row.saved_ms:.3f} ms ({100 * (row.saved_share or 0):.1f} %)"
-            first += [_figure(row.ms_per_step, ".4f"), f"{100 * row.share:.1f} %", _figure(row.gbps, ".0f"), _figure(row.pct_copy, ".0f", " %"), saved]
+            if row.tflops is not None:  # a template: TFLOP/s and % of the matmul peak in those two columns
+                rate = [f"{row.tflops:.0f} TFLOP/s", _figure(row.pct_peak, ".0f", " % of peak")]
+            else:
+                rate = [_figure(row.gbps, ".0f"), _figure(row.pct_copy, ".0f", " %")]
+            first += [_figure(row.ms_per_step, ".4f"), f"{100 * row.share:.1f} %", *rate, saved]
         else:
             first += [f"{100 * row.share:.1f} %"]
         cells.append(first)

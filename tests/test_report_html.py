@@ -259,3 +259,17 @@ def test_bench_puts_an_attention_backwards_seed_and_offset_on_the_host(encoder):
     assert [inputs[i] for i in positions] == sorted(attention["args"][7:9], key=inputs.index)
     forward = next(g for g in manifest["graphs"] if g["name"].endswith("forward"))
     assert host_inputs(forward, out) == []
+
+
+def test_a_matmul_template_is_measured_against_the_matmul_peak(encoder):
+    manifest, _ = encoder
+    template = kernels(manifest)[3]["name"]
+    bench = bench_of(manifest, {template: 0.2}, call_ms=1.0)
+    for row in bench["rows"]:
+        if row["inductor_kernel"] == template:
+            row.update(flops=2 * 4096**3, peak_tflops=700.0)  # 137 GFLOP in 0.2 ms: 687 TFLOP/s
+    top = rank_kernels(manifest, None, bench).rows[0]
+    assert top.inductor_name == template and top.gbps is None
+    assert top.tflops == pytest.approx(2 * 4096**3 / 0.2e9) and top.pct_peak == pytest.approx(100 * top.tflops / 700)
+    assert top.saved_ms == pytest.approx(0.2 - 2 * 4096**3 / 700e9)
+    assert "687 TFLOP/s" in tune_markdown(rank_kernels(manifest, None, bench))
