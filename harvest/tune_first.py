@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+IDLE_NOTE = 0.9  # below this share of the step busy, the heading says the step is launch-bound
 NAME_WIDTH = 64  # a library kernel's name is cut there in the tables
 EXTERN = "extern"  # a device kernel of the step that is not one of Inductor's Triton kernels (cuBLAS, a copy ...)
 
@@ -172,6 +173,10 @@ def tune_heading(table: TuneTable) -> str:
         covered = f"; device busy {table.busy_ms:.3f} ms ({100 * table.busy_ms / table.step_ms:.0f} % of the step), Triton kernels {table.kernels_ms:.3f} ms" if table.step_ms and table.busy_ms is not None else ""
         copy = f", copy bandwidth {table.copy_gbps:.0f} GB/s" if table.copy_gbps else ""
         missing = "".join(f" {name} is not in the step: {why}." for name, why in table.left_out)
+        if table.step_ms and table.busy_ms is not None and table.busy_ms < IDLE_NOTE * table.step_ms:
+            idle = 100 * (1 - table.busy_ms / table.step_ms)
+            missing += (f" The device is idle for {idle:.0f} % of the step: launch overhead and host work, which no "
+                        "kernel's tuning removes (fewer launches or CUDA graphs do).")
         return f"Measured by `harvest bench` on {table.gpu or 'the GPU'}: step {table.step_ms:.3f} ms (one call of each graph, CUDA events){covered}{copy}.{missing}"
     return ("An estimate (no `harvest bench` on a GPU yet): each kernel's share of the bytes the step moves (bytes per "
             "launch from the record × the launches the run recorded), not of its time.")

@@ -143,6 +143,7 @@ def test_measured_shares_are_of_the_step_and_the_saving_is_what_the_copy_bound_l
     assert sum(row.share for row in table.rows) == pytest.approx(table.busy_ms / table.step_ms)
     text = tune_markdown(table)
     assert "Measured by `harvest bench` on NVIDIA H200" in text and "saved at the bound" in text
+    assert ("The device is idle" in text) == (table.busy_ms < 0.9 * table.step_ms)
 
 
 def test_a_graph_bench_could_not_time_is_left_out_of_the_step_and_said_so(encoder):
