@@ -8,6 +8,7 @@ inside the two kernels' regions (their own code, as Inductor wrote it) or outsid
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -45,18 +46,33 @@ def shared_runs(a: list, b: list) -> list[tuple[int, int, int, bool]]:
     return runs
 
 
+def kernel_digest(path: Path) -> str:
+    """KERNEL_SHA256 of a module: two modules with the same one hold the same kernel (compiled again in another graph)."""
+    found = re.search(r'^KERNEL_SHA256 = "(\w+)"', path.read_text(encoding="utf-8"), re.M)
+    return found.group(1) if found else str(path)
+
+
 def main(paths: list[str]) -> int:
     for root in map(Path, paths):
         modules = sorted(root.glob("g*/*.py"))
         lines = {m: numbered_lines(m) for m in modules}
-        inside = outside = 0
+        digests = {m: kernel_digest(m) for m in modules}
+        inside = same = outside = 0
         for a, b in itertools.combinations(modules, 2):
             for length, line_a, line_b, kernel in shared_runs(lines[a], lines[b]):
-                inside += kernel
-                outside += not kernel
-                where = "kernel code" if kernel else "OUTSIDE the kernels"
+                if kernel:
+                    inside += 1
+                    where = "kernel code"
+                elif digests[a] == digests[b]:
+                    same += 1
+                    where = "outside the kernels, the same kernel in two graphs"
+                else:
+                    outside += 1
+                    where = "OUTSIDE the kernels"
                 print(f"  {length} lines, {where}: {a.relative_to(root)}:{line_a} ~ {b.relative_to(root)}:{line_b}")
-        print(f"{root.name}: {len(modules)} modules; runs of {RUN}+ equal lines: {outside} outside the kernels, {inside} in kernel code")
+        print(f"{root.name}: {len(modules)} modules; runs of {RUN}+ equal lines: {outside} outside the kernels between "
+              f"different kernels, {same} between modules of the same kernel (compiled again in another graph), "
+              f"{inside} in kernel code")
     return 0
 
 
