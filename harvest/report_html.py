@@ -26,7 +26,7 @@ from harvest.module_file import read_module_file
 from harvest.report import graph_bullets, record_text, reference_text, render_report
 from harvest.resources import load_template
 from harvest.tune_first import EXTERN, rank_kernels, tune_cells, tune_heading
-from harvest.writer import inside, sha256
+from harvest.writer import inside, previous_hashes, sha256, write_generated
 
 HTML_TEMPLATE = "report.html.j2"
 PLOT_LIMIT = 400_000  # bytes: a larger sweep plot is linked, not inlined
@@ -278,23 +278,18 @@ def report_texts(manifest: dict, inputs: ReportInputs) -> dict[str, str]:
 
 
 def refresh_reports(extraction: Path, manifest: dict) -> tuple[list[Path], list[str]]:
-    """Write report.md and report.html again (after twin, ptx or bench changed what they show), each unless it was
-    edited by hand since harvest wrote it; the manifest's generated_files follow (the caller writes the manifest).
-    Returns the files written and a note per file kept."""
+    """Write report.md and report.html again (after twin, ptx or bench changed what they show) through the writer's
+    no-clobber rule: a report edited by hand since harvest wrote it is kept. The manifest's generated_files follow
+    (the caller writes the manifest). Returns the files written and a note per file kept."""
+    texts = report_texts(manifest, read_report_inputs(extraction, manifest))
     generated = manifest.setdefault("generated_files", {})
-    written, notes = [], []
-    for name, text in report_texts(manifest, read_report_inputs(extraction, manifest)).items():
-        path = extraction / name
-        recorded = generated.get(name)
-        try:
-            edited = path.exists() and recorded and sha256(path.read_text(encoding="utf-8")) != recorded
-            if edited:
-                notes.append(f"kept your edited {path} (`harvest report {extraction}` writes it again)")
-                continue
-            path.write_text(text, encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise OutputError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from exc
-        generated[name] = sha256(text)
-        written.append(path)
+    writes = write_generated(extraction, texts, force=False, keep=set(generated) | set(previous_hashes(extraction)))
+    if writes.failed:
+        name, why = next(iter(sorted(writes.failed.items())))
+        raise OutputError(f"cannot write {extraction / name}: {why}")
+    for name, text in texts.items():
+        if name not in writes.kept_edited:
+            generated[name] = sha256(text)
     manifest["generated_files"] = dict(sorted(generated.items()))
-    return written, notes
+    notes = [f"kept your edited {extraction / name} (`harvest report {extraction}` writes it again)" for name in writes.kept_edited]
+    return [extraction / name for name in writes.written], notes

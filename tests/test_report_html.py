@@ -274,3 +274,20 @@ def test_a_matmul_template_is_measured_against_the_matmul_peak(encoder):
     assert top.tflops == pytest.approx(2 * 4096**3 / 0.2e9) and top.pct_peak == pytest.approx(100 * top.tflops / 700)
     assert top.saved_ms == pytest.approx(0.2 - 2 * 4096**3 / 700e9)
     assert "687 TFLOP/s" in tune_markdown(rank_kernels(manifest, None, bench))
+
+
+def test_reports_written_again_keep_one_edited_by_hand(encoder, tmp_path):
+    """After twin, ptx or bench the reports are written again, through the writer's no-clobber rule."""
+    from harvest.report_html import refresh_reports
+
+    manifest, out = encoder
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    (copy / "report.md").write_text("my notes\n")
+    (copy / "report.html").unlink()
+    again = json.loads((copy / "manifest.json").read_text())
+    written, notes = refresh_reports(copy, again)
+    assert written == [copy / "report.html"] and (copy / "report.md").read_text() == "my notes\n"
+    assert notes == [f"kept your edited {copy / 'report.md'} (`harvest report {copy}` writes it again)"]
+    assert again["generated_files"]["report.md"] == manifest["generated_files"]["report.md"]
+    assert (copy / "report.html").read_bytes() == (out / "report.html").read_bytes()
