@@ -67,6 +67,7 @@ from harvest.writer import (
 
 Progress = Callable[[str], None]  # messages; a ProgressDisplay also takes Counts (harvest/progress.py)
 RENDERING = "rendering kernel modules"
+COOPERATIVE = "@triton_heuristics.cooperative_reduction("  # a kernel with a grid barrier (see _interpreter_cannot_run)
 
 TARGET_LOG = "target.log"  # raw/target.log: the target's own stdout and stderr from the run (not replayed, not hashed)
 TAIL_WIDTH = 300  # characters of each line of the target's output an error shows
@@ -351,6 +352,9 @@ def _write_extraction(target: Path, out: Path, capture: Capture, outcome: RunOut
             f"under not_written; free some space and run `harvest extract {out}` to write them from raw/"
         )
     if _failed(outcome):
+        cause = _interpreter_cannot_run(outcome, capture)  # type: ignore[arg-type]
+        if cause:  # said instead of the interpreter's own error, which follows in the target's output
+            raise TargetError(f"{cause}; kept the partial capture in {out}/raw, extracted to {out}{_output_tail(outcome, target_log)}")
         raise _target_error(outcome, out, len(capture.graphs), target_log)  # type: ignore[arg-type]
     if capture.incomplete:
         raise ParseError(f"{capture.incomplete}; the {len(capture.graphs)} complete graph(s) before the cut were extracted to {out}")
@@ -644,6 +648,19 @@ def _target_error(outcome: RunOutcome, out: Path, graphs: int, target_log: Path 
     if outcome.status == "exit":
         return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}{tail}")
     return TargetError(f"target raised {_exception_line(outcome.error)}; {kept}{tail}")
+
+
+def _interpreter_cannot_run(outcome: RunOutcome, capture: Capture) -> str:
+    """Why a run on the CPU path failed in the Triton interpreter, where harvest knows ("" where it does not): a
+    cooperative reduction's grid barrier makes every program of the grid wait for the others, which the interpreter,
+    running them one after another, cannot do."""
+    if capture.mode != "cpu-triton" or "InterpreterError" not in (outcome.error or ""):
+        return ""
+    if any(COOPERATIVE in graph.source for graph in capture.graphs):
+        return ("cooperative reductions (torch._inductor.config.triton.cooperative_reductions) cannot run under the "
+                "Triton interpreter: their grid barrier needs every program running at once, on a GPU; extract on a "
+                "GPU, or turn them off for the CPU path")
+    return ""
 
 
 def _exception_line(error: str) -> str:

@@ -70,6 +70,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("out-other-target", "-o names the extraction of another target", "OutputError", "out holds the extraction of", "test_out_is_the_extraction_of_another_target"),
     ("out-inside-extraction", "-o points inside an extraction", "OutputError", "is inside the extraction", "test_out_inside_an_extraction"),
     ("out-read-only", "-o is a read-only (immutable) directory", "OutputError", "cannot write to output directory ro", "test_read_only_output_directory"),
+    ("cooperative-cpu", "cooperative reductions on the CPU path (the interpreter cannot run a grid barrier)", "TargetError", "cooperative reductions (torch._inductor.config.triton.cooperative_reductions) cannot run under the Triton interpreter", "test_cooperative_reductions_on_the_cpu_path"),
     ("disk-full", "a write fails mid-extraction (file size limit: disk full)", "OutputError", "could not write 1 of 4 files to out (harness.py: File too large)", "test_write_error_mid_extraction"),
     ("disk-full-during-run", "the launch record cannot be written while the target runs (file size limit)", "ok", "the target runs on; the manifest says the kernel's data was not saved and why", "test_write_error_while_the_target_runs"),
     ("sigint-run", "Ctrl-C (SIGINT) while the target runs", "Interrupted", "interrupted (Ctrl-C) while the target ran: the target was stopped; kept the partial capture in out/raw: 1 graph(s) captured before that", "test_sigint_during_the_target_run"),
@@ -358,6 +359,20 @@ def test_write_error_mid_extraction(tmp_path):
     assert again.returncode == 0, again.stderr
     assert (out / "harness.py").exists()
     assert "not_written" not in json.loads((out / "manifest.json").read_text())
+
+
+def test_cooperative_reductions_on_the_cpu_path(tmp_path):
+    """Inductor writes cooperative reductions for the CPU backend too, but their grid barrier cannot run under the
+    interpreter (it raised a TypeError from deep inside Triton); harvest says why and what to do, and keeps the graph."""
+    (tmp_path / "coop.py").write_text(
+        "import torch\nimport torch._inductor.config as config\n"
+        "config.triton.cooperative_reductions = True\nconfig.triton.force_cooperative_reductions = True\n"
+        "f = torch.compile(lambda x: (x * 2).sum(dim=1) + x.amax(dim=1))\nprint(f(torch.randn(8, 32768)).shape)\n"
+    )
+    proc = harvest("extract", "coop.py", "-o", "out", cwd=tmp_path)
+    expect("cooperative-cpu", proc, target_traceback=True)
+    assert (tmp_path / "out/raw/g0_inference/output_code.py").is_file()
+    assert "InterpreterError" in proc.stderr  # the interpreter's own words follow, in the target's output
 
 
 def test_write_error_while_the_target_runs(tmp_path):
