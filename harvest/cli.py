@@ -193,8 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[debug],
         help="write report.md and report.html of an extraction again (no run)",
         description="Write DIR/report.md and DIR/report.html again from DIR/manifest.json and what DIR holds (the "
-        "capture record, bench results, the modules): nothing is run and no other file is written. Use it after "
-        "upgrading harvest, after `harvest bench`, or to get back a report you edited. Prints the reports' paths.",
+        "capture record, bench results, the modules): nothing is run, and no other file is written but manifest.json's "
+        "record of the reports' hashes. Use it after upgrading harvest, after `harvest bench`, or to get back a report "
+        "you edited. Prints the reports' paths.",
         epilog=EPILOG_REPORT + "\n" + EXIT_TEXT + "\n" + EXIT_REPORT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -350,8 +350,11 @@ def manifest_problem(manifest: object) -> str:
 
 def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md", "report.html")) -> list[Path]:
     """`harvest report DIR`: write DIR/report.md and DIR/report.html again from DIR/manifest.json and what the
-    extraction holds (raw/capture.json, bench/bench.json, the modules); the target is not run."""
+    extraction holds (raw/capture.json, bench/bench.json, the modules), and note their hashes in the manifest's
+    generated_files where it keeps them; the target is not run."""
     from harvest.report_html import read_report_inputs, report_texts
+
+    from harvest.writer import sha256, write_manifest
 
     extraction_dir = Path(extraction_dir)
     manifest = read_manifest(extraction_dir)
@@ -364,4 +367,10 @@ def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md"
         except OSError as exc:
             raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
         written.append(out)
+    # The manifest's record of what harvest wrote follows, so a later extract does not take these for hand edits.
+    generated = manifest.get("generated_files")
+    if isinstance(generated, dict) and any(generated.get(name) != sha256(texts[name]) for name in formats):
+        generated.update({name: sha256(texts[name]) for name in formats})
+        manifest["generated_files"] = dict(sorted(generated.items()))
+        write_manifest(extraction_dir, manifest)
     return written

@@ -3,6 +3,7 @@ page of a real model's extraction, and that page in a real browser (headless Chr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -192,6 +193,17 @@ def test_harvest_report_writes_the_same_bytes_and_html_alone_on_request(encoder,
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines() == [str(copy / "report.html")]
     assert (copy / "report.html").read_bytes() == before
+    # a report made again by `harvest report` (here with bench figures, so it differs from extract's) is recorded as
+    # harvest's: a later extract replaces it as its own, and does not keep it as a hand edit
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "bench").mkdir()
+    (copy / "bench" / "bench.json").write_text(json.dumps(bench_of(manifest, {}, call_ms=1.0)))
+    assert harvest("report", str(copy), cwd=ROOT).returncode == 0
+    assert "Measured by" in (copy / "report.md").read_text()
+    recorded = json.loads((copy / "manifest.json").read_text())["generated_files"]
+    assert recorded["report.md"] == hashlib.sha256((copy / "report.md").read_bytes()).hexdigest()
+    replay = harvest("extract", str(copy), "-q", cwd=ROOT)
+    assert replay.returncode == 0 and "kept your edited" not in replay.stderr, replay.stderr
 
 
 def test_kernels_are_shown_with_their_highlighted_code(encoder):
