@@ -201,7 +201,7 @@ class BenchResult:
     copy_gbps: float | None = None
     tables: list[tuple[str, str, str]] = field(default_factory=list)  # (label, eager table, extracted table)
     graph_notes: dict[str, str] = field(default_factory=dict)
-    tune: TuneTable | None = None  # what to tune first, when every graph's step was measured
+    tune: TuneTable | None = None  # what to tune first, when bench timed a step (of every graph it could run)
 
 
 def graph_permission(manifest: dict, graph: dict, extraction: Path, run_artifact: bool) -> str:

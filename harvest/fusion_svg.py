@@ -14,6 +14,8 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harvest.text_output import clipped
+
 CHAR_WIDTH = 6.6  # of the 11px monospace font the boxes use
 LINE_HEIGHT = 15
 PADDING = 8
@@ -54,10 +56,6 @@ def wrapped(text: str, width: int = WRAP) -> list[str]:
     return lines
 
 
-def clipped(text: str, width: int = WRAP) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def node_lines(node: dict, display: dict[str, str]) -> tuple[str, ...]:
     """The text of one node's box: its name, then (a kernel) its Inductor name, ops and up to SOURCE_LINES source
     lines (the kernel's section of the page has them all)."""
@@ -67,7 +65,7 @@ def node_lines(node: dict, display: dict[str, str]) -> tuple[str, ...]:
         left = len(node["lines"]) - sum(line.count(", ") + 1 for line in places[: SOURCE_LINES - 1])
         places = places[: SOURCE_LINES - 1] + [f"and {left} more" + (" line" if left == 1 else " lines")]
     if node["kind"] == "kernel":
-        lines = [clipped(name)] + ([clipped(node["name"])] if name != node["name"] else [])
+        lines = [clipped(name, WRAP)] + ([clipped(node["name"], WRAP)] if name != node["name"] else [])
         ops = node.get("ops") or []
         for start in range(0, len(ops), OPS_PER_LINE):
             lines += wrapped(", ".join(ops[start : start + OPS_PER_LINE]))

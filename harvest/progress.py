@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harvest.text_output import clipped
+
 
 @dataclass(frozen=True)
 class Count:
@@ -76,7 +78,7 @@ class ProgressDisplay:
             return
         self.console.print(f"[bold cyan]{self.label}[/] {event}", highlight=False)
         if self.live is not None:
-            self.live.update(self.task, description=_short(event), total=None, completed=0)
+            self.live.update(self.task, description=clipped(event, 70), total=None, completed=0)
 
     def count(self, event: Count) -> None:
         if self.live is not None:
@@ -89,7 +91,3 @@ class ProgressDisplay:
             self.console.print(f"[bold cyan]{self.label}[/] {event.what}: {event.done} of {event.total} done "
                                f"({time.monotonic() - self.started:.0f} s since the start)", highlight=False)
             self.counting = None
-
-
-def _short(message: str, width: int = 70) -> str:
-    return message if len(message) <= width else message[: width - 1] + "\u2026"

@@ -105,7 +105,8 @@ def _source_text(lines: Any, with_code: bool = True) -> str:
     return "; ".join(out)
 
 
-def _op_list(counts: dict[str, int]) -> str:
+def op_list(counts: dict[str, int]) -> str:
+    """ATen op counts as "2x mul, add", the most frequent first."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{n}x {op}" if n > 1 else op for op, n in items)
 
@@ -117,7 +118,7 @@ def _kernel_row(kernel: dict[str, Any], ran: bool = False) -> dict[str, str]:
         link = f"[{kernel['module']}]({kernel['module']})"
     else:
         link = f"not standalone: {kernel.get('standalone_reason') or 'no module written'}"
-    ops = _op_list(fusion.get("op_counts", {})) or "unknown"
+    ops = op_list(fusion.get("op_counts", {})) or "unknown"
     if fusion.get("launches", 1) > 1:
         ops += f" (launched {fusion['launches']}x)"
     return {
@@ -167,7 +168,7 @@ def _size(count: int) -> str:
 def graph_bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
     """The fusion summary of one graph as markdown list lines (sub-items indented)."""
     fusion = graph["fusion"]
-    ops = _op_list(fusion.get("ops_before", {}))
+    ops = op_list(fusion.get("ops_before", {}))
     lines = [f"- ATen ops before fusion: {fusion.get('ops_before_total', 0)}" + (f" ({ops})" if ops else "")]
     kernels = f"- Triton kernels after fusion: {fusion.get('triton_kernels', 0)}"
     if fusion.get("launches") != fusion.get("triton_kernels"):
@@ -353,7 +354,6 @@ def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md"
     extraction holds (raw/capture.json, bench/bench.json, the modules), and note their hashes in the manifest's
     generated_files where it keeps them; the target is not run."""
     from harvest.report_html import read_report_inputs, report_texts
-
     from harvest.writer import sha256, write_manifest
 
     extraction_dir = Path(extraction_dir)

@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harvest.errors import OutputError
+from harvest.errors import OutputError, ParseError
 from harvest.fusion_svg import fusion_svg
 from harvest.module_file import read_module_file
-from harvest.report import graph_bullets, record_text, reference_text, render_report
+from harvest.report import graph_bullets, op_list, record_text, reference_text, render_report
 from harvest.resources import load_template
 from harvest.tune_first import EXTERN, rank_kernels, tune_cells, tune_heading
 from harvest.writer import inside, previous_hashes, sha256, write_generated
@@ -88,7 +88,7 @@ def kernel_code(kernel: dict, modules: dict[str, str]) -> str:
         return ""
     try:
         return read_module_file(text, kernel["module"]).region.strip("\n") + "\n"
-    except Exception:  # an edited module that no longer parses is still shown, as it stands
+    except ParseError:  # an edited module that no longer parses is still shown, as it stands
         return text
 
 
@@ -153,7 +153,7 @@ def kernel_context(graph: dict, kernel: dict, inputs: ReportInputs, bench_rows: 
     label = f"{graph['name']}/{kernel.get('display_name') or kernel['name']}"
     plot = inputs.plots.get(label)
     row = bench_rows.get((graph["name"], kernel["name"]))
-    ops = ", ".join(f"{n}x {op}" if n > 1 else op for op, n in sorted((fusion.get("op_counts") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
+    ops = op_list(fusion.get("op_counts") or {})
     context = {
         "id": anchor("k", graph["name"], kernel["name"]),
         "graph": graph["name"],

@@ -15,6 +15,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 
+def clipped(text: str, width: int) -> str:
+    """text cut to width characters, the last an ellipsis when something was cut."""
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`count word` with the word in the plural unless count is 1: 1 kernel, 0 kernels, 2 launches."""
     return f"{count} {word if count == 1 else (many or word + 's')}"

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harvest.text_output import clipped
+
 
 IDLE_NOTE = 0.9  # below this share of the step busy, the heading says the step is launch-bound
 NAME_WIDTH = 64  # a library kernel's name is cut there in the tables
@@ -190,7 +192,7 @@ def tune_cells(table: TuneTable) -> tuple[tuple[str, ...], list[list[str]]]:
     """The table's columns and its rows as text cells (for markdown, HTML and the terminal alike)."""
     cells = []
     for rank, row in enumerate(table.rows, 1):
-        name = row.kernel if len(row.kernel) <= NAME_WIDTH else row.kernel[: NAME_WIDTH - 1] + "…"
+        name = clipped(row.kernel, NAME_WIDTH)
         launches = row.launches_per_step if row.kind == EXTERN else row.launches  # an extern's: in one step
         first = [str(rank), f"{row.graph}/{name}", row.kind, "—" if launches is None else str(launches), _mb(row.bytes_per_launch)]
         if table.measured:
