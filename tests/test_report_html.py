@@ -251,6 +251,8 @@ def test_the_page_in_headless_chromium_shows_its_kernels_with_no_error_and_no_re
         pointwise = sum(k["kind"] == "pointwise" for k in kernels(manifest))
         assert page.locator("tr.kernel-row:visible").count() == pointwise
         page.locator("tr.kernel-row:visible a").first.click()
+        # the page opens the kernel's <details> on hashchange, an event that fires after the click returns
+        page.wait_for_selector("details.kernel[open]", timeout=5_000)
         assert page.locator("details.kernel[open]").count() == 1
         assert page.locator("details.kernel[open] .code").count() == 1
         browser.close()
