@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 
-from harvest.fusion import KernelFusion
+from harvest.fusion import KernelFusion, SourceLine
 from harvest.helper_blocks import known_helpers
 from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, RecordedLaunch
 from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
@@ -24,6 +24,8 @@ from harvest.syntax import dotted
 __all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module", "record_device"]
 
 SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
+HEADER_SOURCE_LINES = 3  # source lines the module's docstring quotes; the rest by place (report.md lists all)
+INSTALLED = "<installed>/"  # how harvest.paths names a file of an installed package
 # Imports the template writes itself: a kernel's own imports beyond these go under them.
 BASE_IMPORTS = {"import argparse", "import os", "import sys", "import torch", "import triton", "import triton.language as tl"}
 LIBDEVICE_IMPORT = "from triton.language.extra import libdevice"
@@ -165,7 +167,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         inductor_name=kernel.name,
         kind=kernel.kind,
         aten_ops=tuple(kernel.comment.aten_ops),
-        source_lines=tuple(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in ctx.fusion.source_lines),
+        source_lines=header_source_lines(ctx.fusion.source_lines),
         torch_version=capture.torch_version,
         triton_version=capture.triton_version,
         device=capture.device,
@@ -396,3 +398,21 @@ def helper_imports(imports: list[str], helpers: frozenset[str]) -> tuple[list[st
 def _is_atomic(func: ast.expr) -> bool:
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     return name.startswith("atomic_") and len(name) > len("atomic_")
+
+
+def header_source_lines(lines: tuple[SourceLine, ...], shown: int = HEADER_SOURCE_LINES) -> tuple[str, ...]:
+    """The docstring's source lines: `shown` of them quoted, the rest by place on one line ("and file:1, 2; ...").
+
+    Quoted first: the user's own files before installed packages', then the files that hold more of the kernel's
+    lines; a file's lines in order. The header stays short, and two kernels of one layer share at most a few lines.
+    """
+    if len(lines) <= shown + 1:
+        return tuple(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in lines)
+    files = list(dict.fromkeys(s.file for s in lines))
+    count = {file: sum(s.file == file for s in lines) for file in files}
+    ranked = sorted(files, key=lambda f: (f.startswith(INSTALLED), -count[f], files.index(f)))
+    ordered = [s for file in ranked for s in lines if s.file == file]
+    quoted, rest = ordered[:shown], ordered[shown:]
+    places = [f"{file}:{', '.join(str(s.line) for s in rest if s.file == file)}" for file in ranked
+              if any(s.file == file for s in rest)]
+    return (*(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in quoted), "and " + "; ".join(places))

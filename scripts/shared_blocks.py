@@ -1,12 +1,18 @@
 """Runs of 6 or more non-blank lines that are the same, word for word, in two kernel modules of one extraction
-(issue 19's measure; harness.py and raw/ are not modules). Each run is printed with where it is and whether it lies
-inside the two kernels' regions (their own code, as Inductor wrote it) or outside them (what harvest adds).
+(issue 19's measure; harness.py and raw/ are not modules). Each run is printed with where it is and what it holds:
+
+- kernel code: fewer than 6 of its lines lie outside the two kernels' regions (their own code, as Inductor wrote it;
+  a run may go on past a kernel's last lines into the end marker and CONFIG);
+- the same kernel: the two modules hold one kernel text (its name aside), as when Inductor compiles a kernel again in
+  another graph, or writes the same code twice under two names; such modules differ only in their data;
+- OUTSIDE the kernels: 6 or more lines that harvest wrote are the same in two modules of different kernels.
 
     python scripts/shared_blocks.py EXTRACTION [EXTRACTION ...]
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import sys
@@ -42,14 +48,19 @@ def shared_runs(a: list, b: list) -> list[tuple[int, int, int, bool]]:
             while i + k < len(a) and j + k < len(b) and a[i + k][1] == b[j + k][1]:
                 k += 1
             if k >= RUN:
-                runs.append((k, a[i][0], b[j][0], all(a[i + n][2] and b[j + n][2] for n in range(k))))
+                written = sum(not (a[i + n][2] and b[j + n][2]) for n in range(k))  # lines harvest wrote
+                runs.append((k, a[i][0], b[j][0], written < RUN))
     return runs
 
 
 def kernel_digest(path: Path) -> str:
-    """KERNEL_SHA256 of a module: two modules with the same one hold the same kernel (compiled again in another graph)."""
-    found = re.search(r'^KERNEL_SHA256 = "(\w+)"', path.read_text(encoding="utf-8"), re.M)
-    return found.group(1) if found else str(path)
+    """The kernel region of a module with the kernel's own name taken out: equal for two modules of one kernel."""
+    text = path.read_text(encoding="utf-8")
+    found = re.search(r"^# >>> kernel (\w+) .*?^# <<< kernel", text, re.M | re.S)
+    if not found:
+        return str(path)
+    code = found.group(0).split("\n", 1)[1]  # the marker line names the graph
+    return hashlib.sha256(re.sub(rf"\b{found.group(1)}\b", "KERNEL", code).encode()).hexdigest()
 
 
 def main(paths: list[str]) -> int:
@@ -65,13 +76,13 @@ def main(paths: list[str]) -> int:
                     where = "kernel code"
                 elif digests[a] == digests[b]:
                     same += 1
-                    where = "outside the kernels, the same kernel in two graphs"
+                    where = "outside the kernels, the same kernel"
                 else:
                     outside += 1
                     where = "OUTSIDE the kernels"
                 print(f"  {length} lines, {where}: {a.relative_to(root)}:{line_a} ~ {b.relative_to(root)}:{line_b}")
         print(f"{root.name}: {len(modules)} modules; runs of {RUN}+ equal lines: {outside} outside the kernels between "
-              f"different kernels, {same} between modules of the same kernel (compiled again in another graph), "
+              f"different kernels, {same} between modules of the same kernel, "
               f"{inside} in kernel code")
     return 0
 

@@ -80,3 +80,26 @@ def test_render_writes_the_plan_and_decides_nothing(plans):
     diff = [(a, b) for a, b in zip(source.splitlines(), changed.splitlines()) if a != b]
     assert len(diff) == 1 and diff[0][0].startswith("EXACT_POSSIBLE = ")
     assert render(plan) == source
+
+
+def test_the_header_quotes_three_source_lines_the_users_own_first_and_places_the_rest():
+    from harvest.fusion import SourceLine
+    from harvest.module_plan import header_source_lines
+
+    lines = (
+        SourceLine("<installed>/transformers/masking_utils.py", 78, "causal_mask_function", "return kv_idx <= q_idx"),
+        SourceLine("<installed>/transformers/masking_utils.py", 390, "_expand", "q = q[None]"),
+        SourceLine("<installed>/transformers/gpt2.py", 59, "attention", "w = q @ k"),
+        SourceLine("<installed>/transformers/gpt2.py", 62, "attention", "w = w + mask"),
+        SourceLine("<installed>/transformers/gpt2.py", 64, "attention", "w = w.softmax(-1)"),
+        SourceLine("model.py", 12, "forward", "return self.block(x)"),
+    )
+    assert header_source_lines(lines) == (
+        "model.py:12 in forward: return self.block(x)",
+        "<installed>/transformers/gpt2.py:59 in attention: w = q @ k",
+        "<installed>/transformers/gpt2.py:62 in attention: w = w + mask",
+        "and <installed>/transformers/gpt2.py:64; <installed>/transformers/masking_utils.py:78, 390",
+    )
+    # four lines fit without a place line: every one is quoted, in the run's order
+    assert header_source_lines(lines[:4]) == tuple(f"{s.file}:{s.line} in {s.function}: {s.code}" for s in lines[:4])
+    assert header_source_lines(()) == ()

@@ -86,7 +86,7 @@ CONFIG = {'BLOCK_COLS': 128, 'BLOCK_ROWS': 2, 'num_warps': 2, 'num_stages': 1}  
 
 
 def launch(a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, config=CONFIG):
-    """Launch softmax_kernel on its arguments (outputs are written in place)."""
+    """Launch softmax_kernel of g0_inference on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     softmax_kernel[grid](a_ptr, scalar, out_ptr, size_0, n_rows, n_cols, **config)
 
@@ -98,10 +98,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main, triton_helpers  # noqa: E402  (the kernel's helpers are harvest's)
 
-# The arguments of softmax_kernel in g0_inference, as recorded in the real run (its first of 2 launches in this graph, 2 distinct): Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of softmax_kernel in g0_inference, as recorded in the real run (its first of 2 launches in this graph, 2 distinct): each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "a_ptr": Tensor((64, 96), (96, 1), torch.float32),
     "scalar": 0.5,
     "out_ptr": Tensor((64, 96), (96, 1), torch.float32, zeros=True),

@@ -30,7 +30,7 @@ CONFIG = {'BLOCK_SIZE': 512, 'num_warps': 8, 'num_stages': 1}  # recorded in the
 
 
 def launch(bmm_add_ptr, a_ptr, config=CONFIG):
-    """Launch add_kernel on its arguments (outputs are written in place)."""
+    """Launch add_kernel of g0_forward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(1048576, config["BLOCK_SIZE"]),)
     add_kernel[grid](bmm_add_ptr, a_ptr, **config)
 
@@ -42,10 +42,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of add_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of add_kernel in g0_forward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "bmm_add_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
     "a_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
 }

@@ -38,7 +38,7 @@ CONFIG = {'BLOCK_SIZE': 512, 'num_warps': 8, 'num_stages': 1}  # recorded in the
 
 
 def launch(addmm_ptr, out_ptr, config=CONFIG):
-    """Launch gelu_kernel on its arguments (outputs are written in place)."""
+    """Launch gelu_kernel of g0_forward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(4194304, config["BLOCK_SIZE"]),)
     gelu_kernel[grid](addmm_ptr, out_ptr, **config)
 
@@ -50,10 +50,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of gelu_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of gelu_kernel in g0_forward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "addmm_ptr": Tensor((2048, 2048), (2048, 1), torch.float32),
     "out_ptr": Tensor((8, 256, 2048), (524288, 2048, 1), torch.float32, zeros=True),
 }

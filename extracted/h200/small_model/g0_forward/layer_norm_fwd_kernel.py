@@ -59,7 +59,7 @@ CONFIG = {'BLOCK_ROWS': 2, 'num_warps': 1, 'num_stages': 1}  # recorded in the r
 
 
 def launch(rstd_ptr, a_ptr, weight_ptr, bias_ptr, mean_ptr, out_ptr, n_rows, config=CONFIG):
-    """Launch layer_norm_fwd_kernel on its arguments (outputs are written in place)."""
+    """Launch layer_norm_fwd_kernel of g0_forward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     layer_norm_fwd_kernel[grid](rstd_ptr, a_ptr, weight_ptr, bias_ptr, mean_ptr, out_ptr, n_rows, **config)
 
@@ -71,10 +71,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of layer_norm_fwd_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of layer_norm_fwd_kernel in g0_forward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "rstd_ptr": Tensor((8, 256, 1), (256, 1, 1), torch.float32, zeros=True),
     "a_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
     "weight_ptr": Tensor((512,), (1,), torch.float32),

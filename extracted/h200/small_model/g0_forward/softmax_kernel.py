@@ -45,7 +45,7 @@ CONFIG = {'BLOCK_ROWS': 4, 'num_warps': 1, 'num_stages': 1}  # recorded in the r
 
 
 def launch(bmm_div_ptr, n_rows, config=CONFIG):
-    """Launch softmax_kernel on its arguments (outputs are written in place)."""
+    """Launch softmax_kernel of g0_forward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     softmax_kernel[grid](bmm_div_ptr, n_rows, **config)
 
@@ -57,10 +57,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main, triton_helpers  # noqa: E402  (the kernel's helpers are harvest's)
 
-# The arguments of softmax_kernel in g0_forward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of softmax_kernel in g0_forward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "bmm_div_ptr": Tensor((8, 256, 256), (65536, 256, 1), torch.float32),
     "n_rows": 2048,
 }

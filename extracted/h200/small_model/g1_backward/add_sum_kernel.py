@@ -41,7 +41,7 @@ CONFIG = {'BLOCK_COLS': 32, 'BLOCK_ROWS': 16, 'num_warps': 4, 'num_stages': 1}  
 
 
 def launch(bmm_ptr, out_ptr, config=CONFIG):
-    """Launch add_sum_kernel on its arguments (outputs are written in place)."""
+    """Launch add_sum_kernel of g1_backward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(8192, config["BLOCK_ROWS"]),)
     add_sum_kernel[grid](bmm_ptr, out_ptr, **config)
 
@@ -53,10 +53,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of add_sum_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of add_sum_kernel in g1_backward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "bmm_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),
     "out_ptr": Tensor((1, 512, 16), (8192, 1, 512), torch.float32, zeros=True),
 }

@@ -37,7 +37,7 @@ CONFIG = {'BLOCK_ROWS': 32, 'num_warps': 4, 'num_stages': 1}  # recorded in the 
 
 
 def launch(a_ptr, out_ptr, n_rows, config=CONFIG):
-    """Launch add_sum_kernel_1 on its arguments (outputs are written in place)."""
+    """Launch add_sum_kernel_1 of g1_backward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     add_sum_kernel_1[grid](a_ptr, out_ptr, n_rows, **config)
 
@@ -49,10 +49,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of add_sum_kernel_1 in g1_backward, as recorded in the real run (its first of 3 launches in this graph, 2 distinct): Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of add_sum_kernel_1 in g1_backward, as recorded in the real run (its first of 3 launches in this graph, 2 distinct): each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "a_ptr": Tensor((1, 512, 16), (8192, 1, 512), torch.float32),
     "out_ptr": Tensor((1, 512), (512, 1), torch.float32, zeros=True),
     "n_rows": 512,

@@ -76,7 +76,7 @@ CONFIG = {'BLOCK_COLS': 512, 'BLOCK_ROWS': 8, 'num_warps': 16, 'num_stages': 1} 
 
 
 def launch(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, config=CONFIG):
-    """Launch layer_norm_bwd_kernel on its arguments (outputs are written in place)."""
+    """Launch layer_norm_bwd_kernel of g1_backward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     layer_norm_bwd_kernel[grid](mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm_ptr, out_ptr, n_rows, **config)
 
@@ -88,10 +88,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of layer_norm_bwd_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of layer_norm_bwd_kernel in g1_backward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "mm_ptr": Tensor((2048, 512), (512, 1), torch.float32),
     "weight_ptr": Tensor((512,), (1,), torch.float32),
     "a_ptr": Tensor((8, 256, 512), (131072, 512, 1), torch.float32),

@@ -41,7 +41,7 @@ CONFIG = {'BLOCK_ROWS': 4, 'num_warps': 1, 'num_stages': 1}  # recorded in the r
 
 
 def launch(bmm_mul_ptr, div_ptr, n_rows, config=CONFIG):
-    """Launch softmax_bwd_kernel on its arguments (outputs are written in place)."""
+    """Launch softmax_bwd_kernel of g1_backward on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_rows, config["BLOCK_ROWS"]),)
     softmax_bwd_kernel[grid](bmm_mul_ptr, div_ptr, n_rows, **config)
 
@@ -53,10 +53,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of softmax_bwd_kernel in g1_backward, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of softmax_bwd_kernel in g1_backward, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "bmm_mul_ptr": Tensor((8, 256, 256), (65536, 256, 1), torch.float32),
     "div_ptr": Tensor((8, 256, 256), (65536, 256, 1), torch.float32),
     "n_rows": 2048,

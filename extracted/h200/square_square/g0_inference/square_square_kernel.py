@@ -30,7 +30,7 @@ CONFIG = {'BLOCK_SIZE': 1024, 'num_warps': 4, 'num_stages': 1}  # recorded in th
 
 
 def launch(a_ptr, out_ptr, n_elements, config=CONFIG):
-    """Launch square_square_kernel on its arguments (outputs are written in place)."""
+    """Launch square_square_kernel of g0_inference on its arguments (outputs are written in place)."""
     grid = (triton.cdiv(n_elements, config["BLOCK_SIZE"]),)
     square_square_kernel[grid](a_ptr, out_ptr, n_elements, **config)
 
@@ -42,10 +42,8 @@ sys.dont_write_bytecode = True  # importing harness.py leaves no __pycache__ in 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness import Tensor, main  # noqa: E402  (tensors, record, check, bench)
 
-# The arguments of square_square_kernel in g0_inference, as recorded in the real run: Tensor(shape, stride, dtype, offset=,
-# base=: the argument whose storage it shares, zeros=: only written, high=: index bound) or a value. An edit here is
-# the whole edit.
-ARGUMENTS = {
+# The arguments of square_square_kernel in g0_inference, as recorded in the real run: each a Tensor (see harness.py) or a value.
+ARGUMENTS = {  # a shape, stride or value changed here is the whole edit
     "a_ptr": Tensor((10000, 10000), (10000, 1), torch.float32),
     "out_ptr": Tensor((10000, 10000), (10000, 1), torch.float32, zeros=True),
     "n_elements": 100000000,
