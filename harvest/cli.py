@@ -292,8 +292,8 @@ def run_bench(options: argparse.Namespace) -> int:
     """`harvest bench`: progress on stderr, the tables on stdout (or the ncu command lines)."""
     from rich.console import Console
 
-    from harvest.bench import bench, ncu, select
-    from harvest.bench_output import print_result
+    from harvest.bench.command import bench, ncu, select
+    from harvest.bench.output import print_result
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     with ProgressDisplay(console, "harvest bench", options.quiet) as progress:
@@ -345,25 +345,16 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
     from rich.console import Console
 
-    from harvest.api import extract
+    from harvest.api import ExtractOptions, extract
 
+    chosen = ExtractOptions(
+        args=tuple(options.script_args + script_args), timeout=options.timeout, force=options.force, names=options.names,
+        target_sm=options.target_sm, device=options.device, record=options.record, record_cap_mib=options.record_cap,
+        record_total_cap_mib=options.record_total_cap, run_artifact=options.run_artifact,
+    )
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     with ProgressDisplay(console, "harvest", options.quiet) as progress:
-        result = extract(
-            options.target,
-            options.out,
-            args=tuple(options.script_args + script_args),
-            timeout=options.timeout,
-            force=options.force,
-            names=options.names,
-            target_sm=options.target_sm,
-            device=options.device,
-            on_progress=progress,
-            record=options.record,
-            record_cap_mib=options.record_cap,
-            record_total_cap_mib=options.record_total_cap,
-            run_artifact=options.run_artifact,
-        )
+        result = extract(options.target, options.out, chosen, on_progress=progress)
     summarize(console, result)
     return 0
 
@@ -461,7 +452,7 @@ def run_twin(options: argparse.Namespace) -> int:
     """`harvest twin`: a line per kernel, then the counts per kernel kind and the reasons for kernels left out."""
     from rich.console import Console
 
-    from harvest.twin_command import summary, twin_command
+    from harvest.twin.command import summary, twin_command
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     with ProgressDisplay(console, "harvest twin", options.quiet) as progress:

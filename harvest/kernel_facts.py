@@ -9,7 +9,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from harvest.syntax import dotted, is_constexpr_annotation, is_jit_def, kernel_ast
+from harvest.syntax import dotted, is_constexpr_annotation, is_jit_def, kernel_ast, pointer_of
 
 # Calls that reduce (or scan) along an axis. `triton_helpers.maximum` / `minimum` are elementwise and not listed.
 REDUCTION_CALLS = frozenset(
@@ -164,12 +164,6 @@ class _Bucket:
         return FunctionFacts(name, parameters, jit, tuple(self.calls), tuple(self.accesses), tuple(self.assignments))
 
 
-def _leftmost_name(node: ast.expr) -> str | None:
-    while isinstance(node, ast.BinOp):
-        node = node.left
-    return node.id if isinstance(node, ast.Name) else None
-
-
 def _names(node: ast.expr) -> frozenset[str]:
     """Every name an expression spells: variables, attributes, keywords and lambda parameters."""
     names: set[str] = set()
@@ -245,7 +239,7 @@ class _Gatherer(ast.NodeVisitor):
             if not node.args:
                 return
             address = node.args[0]
-            pointer = _leftmost_name(address)
+            pointer = pointer_of(address)
             names = frozenset({pointer}) if pointer is not None else _names(address)
             mask = _argument(node, _mask_position(name), "mask")
             value = node.args[1] if name != "tl.load" and len(node.args) >= 2 else None

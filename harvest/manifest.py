@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from harvest import __version__
 from harvest.fusion import GraphFusion, KernelFusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, RecordedLaunch
-from harvest.module_plan import record_device
 from harvest.writer import sha256
 
 
@@ -120,7 +119,7 @@ def recorded_json(recorded: RecordedLaunch | None, graph: str, capture: Capture)
         "data": f"raw/{graph}/records/{recorded.data}" if recorded.data else None,
         "data_bytes": sum(s.hi - s.lo for s in recorded.storages) if recorded.data else 0,
         "note": recorded.data_note,
-        "device": record_device(capture),
+        "device": capture.record_device,
     } | ({"checksums": list(recorded.checksums)} if recorded.checksums else {})
 
 

@@ -281,7 +281,7 @@ class RecordedLaunch:
     kernel: str
     args: tuple[RecordedArg, ...]
     storages: tuple[RecordedStorage, ...]
-    config: dict[str, Any] | None  # {"kwargs": {...}, "num_warps", "num_stages", "chosen_by"}
+    config: AutotuneWinner | None  # the config that ran and what chose it; None when the run could not tell
     grid: tuple[int, ...] | None
     data: str = ""  # record file relative to raw/<graph>/records/, "" when only layouts were recorded
     data_note: str = ""  # why the data was not saved
@@ -334,3 +334,8 @@ class Capture:
     graphs: tuple[CapturedGraph, ...]
     mode: Literal["cuda", "cpu-triton", "artifact"]
     incomplete: str = ""  # why the artifact is cut short (a TORCH_TRACE log cut mid-record), else ""
+
+    @property
+    def record_device(self) -> str:
+        """Where the run's records were made: "cpu" or "cuda:<GPU name>" (outputs match bit for bit only there)."""
+        return f"cuda:{self.gpu_name}" if self.gpu_name else "cpu"

@@ -7,7 +7,7 @@ then imports only torch and triton, and `--check` / `--bench` work as before.
 The run's record, when the module has one, is copied beside it (`<name>.record.pt`) and RECORD points there.
 
 Pure: `pack_module(module_text, harness_text, record_name) -> str`; `pack_command` reads and writes the files. The
-module is read as text (harvest.module_file; never imported).
+module is read as text (harvest.module.file; never imported).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.errors import ParseError, UsageError
-from harvest.module_file import read_module_file
-from harvest.render import harness_source
+from harvest.module.file import read_module_file
+from harvest.module.render import harness_source
 from harvest.writer import ensure_writable
 
 HARNESS_IMPORT = re.compile(

@@ -18,7 +18,7 @@ from harvest.errors import OutputError, ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
 from harvest.text_output import plural
 from harvest.tune_first import rank_kernels, tune_markdown
-from harvest.writer import inside
+from harvest.writer import inside, write_file
 
 REPORT_TEMPLATE = "report.md.j2"
 _OPS_PER_LINE = 4
@@ -363,7 +363,7 @@ def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md"
     for name in formats:
         out = extraction_dir / name
         try:
-            out.write_text(texts[name], encoding="utf-8")
+            write_file(out, texts[name])
         except OSError as exc:
             raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
         written.append(out)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harvest.errors import OutputError, ParseError
 from harvest.fusion_svg import fusion_svg
-from harvest.module_file import read_module_file
+from harvest.module.file import read_module_file
 from harvest.report import graph_bullets, op_list, record_text, reference_text, render_report
 from harvest.resources import load_template
 from harvest.tune_first import EXTERN, rank_kernels, tune_cells, tune_heading

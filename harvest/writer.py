@@ -179,6 +179,19 @@ def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:
             shutil.copytree(source_raw / name / "records", target)
 
 
+def write_file(path: Path, text: str) -> None:
+    """Write one file of an extraction whole or not at all (through a temporary file beside it), creating its
+    directory: what the later commands (ptx, bench, run, report) add to an extraction goes through here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_manifest(out_dir: Path, manifest: dict) -> None:
     """Whole or not at all: a failed write (disk full) leaves the previous manifest.json as it was."""
     path = out_dir / "manifest.json"

@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from harvest.bench_child import load_module  # noqa: E402
-from harvest.bench_inductor import flushed_before_each_kernel, pin_winners  # noqa: E402
-from harvest.timing import device_times, l2_flush_buffer, step_profile  # noqa: E402
+from harvest.bench.child import load_module  # noqa: E402
+from harvest.bench.inductor import flushed_before_each_kernel, pin_winners  # noqa: E402
+from harvest.bench.timing import device_times, l2_flush_buffer, step_profile  # noqa: E402
 
 
 def say(text: str) -> None:

@@ -1,7 +1,7 @@
 """Re-make the committed showcases (extracted/h200/*) from their raw H200 captures, exactly as
 tests/test_showcase.py rebuilds them: extract from raw/, then `harvest twin` where the showcase has twins (nvcc
 needed), then `harvest ptx` for the kernels whose PTX it holds (the same Triton and nvcc versions needed, else it
-stops and says so). For a change to what every module carries (templates/kernel.py.j2, harvest/timing.py's pasted section):
+stops and says so). For a change to what every module carries (templates/kernel.py.j2, harvest/bench/timing.py's pasted section):
 no GPU needed, the raw captures stay as they are.
 
     python scripts/remake_showcases.py            (from the repository root)
@@ -24,7 +24,7 @@ import harvest.resources  # noqa: E402
 harvest.resources.template_dir = lambda: ROOT / "templates"  # this tree's, whatever harvest is installed
 from harvest.api import extract  # noqa: E402
 from harvest.ptx import ptx_command, toolchain_versions  # noqa: E402
-from harvest.twin_command import twin_command  # noqa: E402
+from harvest.twin.command import twin_command  # noqa: E402
 
 
 def main() -> None:

@@ -19,12 +19,12 @@ import torch
 from conftest import EXAMPLES, ROOT, harvest, run_check, tree_env
 from rich.console import Console
 
-from harvest.bench import BenchResult, BenchRow, SweepRow, graph_permission, make_plan, ncu_command, run_twin, select
-from harvest.bench_output import build_row, print_result, write_csv
-from harvest.module_file import read_module_file
+from harvest.bench.command import BenchResult, BenchRow, SweepRow, graph_permission, make_plan, ncu_command, run_twin, select
+from harvest.bench.output import build_row, print_result, write_csv
+from harvest.module.file import read_module_file
 from harvest.parse import parse_output_code
-from harvest.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_sweep, sweep_configs, sweep_space
-from harvest.timing import bytes_moved
+from harvest.bench.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_sweep, sweep_configs, sweep_space
+from harvest.bench.timing import bytes_moved
 from harvest.trust import made_here, remember_made_here
 
 SHOWCASES = ROOT / "extracted/h200"
@@ -253,7 +253,7 @@ def test_square_square_moves_800_mb():
 def _kernel_module(path: Path):
     """A generated module bound to its extraction's harness (harness.Kernel), imported as harvest bench does: it is
     our own output, and importing it only defines the kernel."""
-    from harvest.bench_child import load_kernel_module
+    from harvest.bench.child import load_kernel_module
 
     return load_kernel_module(str(path), f"module_under_test_{path.stem}")
 
@@ -266,8 +266,8 @@ def _module_namespace(path: Path) -> dict:
 
 
 def test_every_module_times_with_harvests_own_lines(small_model):
-    """Every extraction's harness.py carries harvest/timing.py's timing section, and every module imports its main."""
-    text = (ROOT / "harvest/timing.py").read_text()
+    """Every extraction's harness.py carries harvest/bench/timing.py's timing section, and every module imports its main."""
+    text = (ROOT / "harvest/bench/timing.py").read_text()
     section = text[text.index("# >>> timing") : text.index("# <<< timing")]
     harnesses = [small_model / "harness.py"] + list(SHOWCASES.glob("*/harness.py"))
     assert len(harnesses) == 6
@@ -465,7 +465,7 @@ def test_profile_of_the_eager_reference_shows_the_seeds_finding(module, dispatch
     # others (an earlier in-process extraction's workers) that may dispatch aten::pow or aten::mul meanwhile.
     script = (
         "import json, sys, torch\n"
-        "from harvest.bench_child import load_kernel_module, op_table\n"
+        "from harvest.bench.child import load_kernel_module, op_table\n"
         "kernel = load_kernel_module(sys.argv[1], 'module_under_test')\n"
         "table, ops = op_table(lambda: kernel.reference(torch.randn(64, 64)))\n"
         "print(json.dumps({'table': table, 'ops': ops}))\n"
@@ -511,7 +511,7 @@ def test_in_the_graph_l2_is_flushed_right_before_each_timed_kernel_and_put_back_
     autotuner and a counter for the L2 buffer: the GPU is what is mocked.)"""
     from types import SimpleNamespace
 
-    from harvest.bench_child import flushed_before_each_kernel
+    from harvest.bench.child import flushed_before_each_kernel
 
     class Tuner:
         def run(self, *args, **kwargs):
@@ -552,7 +552,7 @@ def test_a_template_sweep_gives_each_config_its_tflops_and_the_table_a_column_fo
 
     from rich.console import Console
 
-    from harvest.bench_output import sweep_rows
+    from harvest.bench.output import sweep_rows
 
     job = {"graph": "g0_forward", "display_name": "addmm_kernel", "sweep_blocks": ["BLOCK_M", "BLOCK_N", "BLOCK_K"]}
     config = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 3}

@@ -19,9 +19,10 @@ from conftest import CPU_FIXTURES, CUDA_FIXTURES, kernels, run_check
 from conftest import harvest as harvest_command
 
 from harvest import api
+from harvest.module import pool
 from harvest.model import Kernel
-from harvest.module_arguments import FIXED_IN_BODY, launched_kernel, runtime_params
-from harvest.module_plan import unspecialized_params
+from harvest.module.arguments import FIXED_IN_BODY, launched_kernel, runtime_params
+from harvest.module.plan import unspecialized_params
 from harvest.rename import DroppedParam
 
 KERNEL_REGION = re.compile(r"^# >>> kernel.*?\n(.*?)^# <<< kernel", re.S | re.M)
@@ -93,9 +94,9 @@ def plans(tmp_path_factory):
         seen.append(plan)
         return real_render(plan)
 
-    real_render = api.render
+    real_render = pool.render
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api, "render", keep)
+        patch.setattr(pool, "render", keep)
         patch.setattr("os.cpu_count", lambda: 1)  # render in this process, where the patch is
         for index, path in enumerate(PLANNED):
             api.extract(path, tmp_path_factory.mktemp("plans") / f"out{index}")

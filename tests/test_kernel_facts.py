@@ -11,7 +11,7 @@ import harvest.kernel_facts
 from harvest.api import extract
 from harvest.fusion import count_source
 from harvest.kernel_facts import kernel_facts
-from harvest.module_arguments import def_constexprs
+from harvest.module.arguments import def_constexprs
 from harvest.parse import parse_output_code
 from harvest.reference.access import scan_kernel
 from harvest.syntax import kernel_trees

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check
 
-from harvest.bench import inductor_arguments, recorded_launches
-from harvest.module_file import read_module_file
+from harvest.bench.command import inductor_arguments, recorded_launches
+from harvest.module.file import read_module_file
 from harvest.parse import parse_output_code
-from harvest.sweep import INDUCTOR_MM_CONFIGS, SHARED_MEMORY, sweep_configs, sweep_space
+from harvest.bench.sweep import INDUCTOR_MM_CONFIGS, SHARED_MEMORY, sweep_configs, sweep_space
 
 RECORDED = CUDA_FIXTURES / "recorded"
 MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first")

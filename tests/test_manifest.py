@@ -1,4 +1,4 @@
-"""A graph's extraction is a frozen value (api.GraphResult), and manifest.py spells it as manifest.json's entry."""
+"""A graph's extraction is a frozen value (module.pool.GraphResult), and manifest.py spells it as manifest.json's entry."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 from conftest import FIXTURES
 
-from harvest.api import GraphResult, extract_graph
-from harvest.capture.artifacts import load_artifact
+from harvest.capture.target import classify, read_artifact
+from harvest.module.pool import GraphResult, finish_graph, plan_graph, render_all
 from harvest.manifest import kernel_json
 from harvest.writer import sha256
 
@@ -17,9 +17,10 @@ GPT2_FORWARD = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0" / "models" / "gpt2" 
 
 @pytest.fixture(scope="module")
 def gpt2_forward() -> GraphResult:
-    capture = load_artifact(GPT2_FORWARD)
+    capture = read_artifact(classify(GPT2_FORWARD))
     said: list[str] = []
-    done = extract_graph(capture.graphs[0], capture, "readable", said.append)
+    plan = plan_graph(capture.graphs[0], capture, "readable")
+    done = finish_graph(plan, capture, render_all(capture, "readable", list(plan.jobs)), said.append)
     assert said == [f"{capture.graphs[0].name}: 14 Triton kernels, 14 standalone modules, 14 extern calls"]
     return done
 

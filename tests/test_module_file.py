@@ -1,4 +1,4 @@
-"""harvest.module_file, the one reader of kernel modules (docs/module-format.md), on hand-written modules in the lean
+"""harvest.module.file, the one reader of kernel modules (docs/module-format.md), on hand-written modules in the lean
 format; the predicates and dtype tables it shares; and the readers built on it (ptx, twin, sweep, bench) on the same
 texts. Nothing here imports or runs a module."""
 
@@ -12,14 +12,14 @@ import libcst as cst
 import pytest
 from conftest import ROOT
 
-from harvest.bench import kernel_function_name
+from harvest.bench.command import kernel_function_name
 from harvest.dtypes import ITEMSIZE, POINTER_DTYPES, TL_DTYPES, TRITON_DTYPES, TRITON_POINTEE, torch_dtype_name, triton_pointer_dtype
 from harvest.errors import ParseError
 from harvest.model import Kernel
-from harvest.module_file import ModuleFileError, TensorArg, read_kernel_region, read_module_file
+from harvest.module.file import ModuleFileError, TensorArg, read_kernel_region, read_module_file
 from harvest.parse import parse_output_code
 from harvest.ptx import compile_args, read_kernel_module
-from harvest.sweep import block_names, sweep_configs, sweep_space
+from harvest.bench.sweep import block_names, sweep_configs, sweep_space
 from harvest.syntax import is_constexpr_annotation, is_constexpr_annotation_cst, is_jit_decorator_cst, is_jit_def
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.facts import CTYPES, TWIN_DTYPE_OF_TL, TWIN_DTYPE_OF_TORCH

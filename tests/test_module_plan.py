@@ -6,11 +6,11 @@ import textwrap
 import pytest
 from conftest import CUDA_FIXTURES
 
-import harvest.api
+import harvest.module.pool
 from harvest.api import extract
-from harvest.module_plan import ModulePlan, kernel_code
+from harvest.module.plan import ModulePlan, kernel_code
 from harvest.rename import RenameResult
-from harvest.render import render
+from harvest.module.render import render
 
 
 def _code(source: str, name: str = "k") -> RenameResult:
@@ -60,7 +60,7 @@ def plans(tmp_path_factory):
         return source
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(harvest.api, "render", keep)
+        patch.setattr(harvest.module.pool, "render", keep)
         patch.setattr("os.cpu_count", lambda: 1)
         extract(CUDA_FIXTURES / "small_model/graph_000.py", tmp_path_factory.mktemp("plan") / "out")
     assert seen
@@ -84,7 +84,7 @@ def test_render_writes_the_plan_and_decides_nothing(plans):
 
 def test_the_header_quotes_three_source_lines_the_users_own_first_and_places_the_rest():
     from harvest.fusion import SourceLine
-    from harvest.module_plan import header_source_lines
+    from harvest.module.plan import header_source_lines
 
     lines = (
         SourceLine("<installed>/transformers/masking_utils.py", 78, "causal_mask_function", "return kv_idx <= q_idx"),

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from harvest.errors import ParseError
 from harvest.model import FxExpr, FxList, FxRef, Graph, LaunchArg, LaunchView, TensorMeta
-from harvest.module_arguments import Layout, tensor_layout
+from harvest.module.arguments import Layout, tensor_layout
 from harvest.parse import parse_output_code, parse_tensor_meta
 
 CAPTURES = sorted(FIXTURES.glob("*/*/graph_*.py"))  # every captured wrapper module

@@ -20,7 +20,7 @@ import pytest
 from conftest import EXAMPLES, ROOT, harvest, tree, tree_env
 
 from harvest.errors import ParseError, ToolchainError, UsageError
-from harvest.module_file import ModuleFileError, TensorArg
+from harvest.module.file import ModuleFileError, TensorArg
 from harvest.ptx import (
     compile_args,
     compile_triton_ptx,

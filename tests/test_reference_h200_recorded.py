@@ -92,7 +92,7 @@ def test_a_split_welfords_first_stage_is_checked_by_combining_its_three_partial_
     kernel computes, from torch, on the launch's own shapes."""
     import torch
 
-    from harvest.render import harness_source
+    from harvest.module.render import harness_source
 
     module = module_of(replayed, "conv_bn", "triton_red_fused__native_batch_norm_legit_functional_1")
     text = module.read_text()

@@ -13,7 +13,7 @@ from conftest import ROOT
 
 from harvest.api import extract
 from harvest.ptx import ptx_command, toolchain_versions
-from harvest.twin_command import twin_command
+from harvest.twin.command import twin_command
 
 # Under extracted/h200/ so that `harvest extract examples/<ex>.py` (default extracted/<ex>) never overwrites them.
 SHOWCASES = sorted(p.parent for p in (ROOT / "extracted/h200").glob("*/manifest.json"))

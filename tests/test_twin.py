@@ -22,7 +22,7 @@ from harvest.resources import load_template
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.cpp import Uses
 from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
-from harvest.twin_command import twin_module_text
+from harvest.twin.command import twin_module_text
 from harvest.writer import sha256
 
 NVCC = shutil.which("nvcc")

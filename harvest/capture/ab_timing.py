@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harvest.timing import kernel_durations, summarize
+from harvest.bench.timing import kernel_durations, summarize
 
 
 def fresh_inputs(inputs: list) -> list:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harvest.capture.recorded import launch_from_json, launch_to_json
-from harvest.errors import ParseError, UsageError
+from harvest.errors import ParseError
 from harvest.model import AutotuneWinner, Capture, CapturedGraph
 
 CAPTURE_JSON = "capture.json"
@@ -207,19 +207,3 @@ def raw_capture_dir(path: Path) -> Path | None:
         if (candidate / CAPTURE_JSON).is_file():
             return candidate
     return None
-
-
-def load_artifact(path: Path) -> Capture:
-    """Read any supported artifact; one clear error for anything else."""
-    if path.is_dir():
-        raw = raw_capture_dir(path)
-        if raw is not None:
-            return load_raw_capture(raw)
-        if any(path.rglob("output_code.py")):
-            return load_debug_dir(path)
-        if any(path.glob("*.log")):
-            return load_trace(path)
-        raise UsageError(f"{path} is a directory with no output_code.py and no TORCH_TRACE *.log: give a script, an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE dir")
-    if path.suffix == ".log" or path.name.startswith("dedicated_log_torch_trace"):
-        return load_trace(path)
-    return load_output_code(path)

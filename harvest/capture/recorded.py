@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harvest.model import RecordedArg, RecordedLaunch, RecordedStorage, RecordedView
+from harvest.model import AutotuneWinner, RecordedArg, RecordedLaunch, RecordedStorage, RecordedView
 
 
 def launch_from_json(entry: dict[str, Any]) -> RecordedLaunch:
@@ -34,7 +34,7 @@ def launch_from_json(entry: dict[str, Any]) -> RecordedLaunch:
         kernel=entry["kernel"],
         args=tuple(args),
         storages=storages,
-        config=entry.get("config"),
+        config=config_from_json(entry.get("config")),
         grid=tuple(grid) if grid else None,
         data=entry.get("data", ""),
         data_note=entry.get("data_note", ""),
@@ -58,7 +58,7 @@ def launch_to_json(launch: RecordedLaunch) -> dict[str, Any]:
         "kernel": launch.kernel,
         "args": args,
         "storages": [{"lo": s.lo, "hi": s.hi, "device": s.device, "written": s.written} for s in launch.storages],
-        "config": launch.config,
+        "config": config_to_json(launch.config),
         "grid": list(launch.grid) if launch.grid else None,
         "data": launch.data,
         "data_note": launch.data_note,
@@ -85,3 +85,16 @@ def launches_from_events(events: list[dict]) -> dict[int, dict[str, RecordedLaun
         entry["data"] = entry["data"].split("/", 1)[1] if entry.get("data") else ""
         by_graph.setdefault(event["graph"], {})[event["kernel"]] = launch_from_json(entry)
     return {g: dict(sorted(k.items())) for g, k in by_graph.items()}
+
+
+def config_from_json(config: dict | None) -> AutotuneWinner | None:
+    """The config a recorded launch ran with, as the capture child wrote it (record.py): kwargs, warps, stages, chooser."""
+    if config is None:
+        return None
+    return AutotuneWinner(dict(config["kwargs"]), int(config["num_warps"]), int(config["num_stages"]), str(config["chosen_by"]))
+
+
+def config_to_json(config: AutotuneWinner | None) -> dict | None:
+    if config is None:
+        return None
+    return {"kwargs": config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages, "chosen_by": config.chosen_by}

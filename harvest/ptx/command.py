@@ -3,9 +3,7 @@ recorded in the manifest and report."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from harvest.ptx.text import diff_counts, instruction_mix, normalize_ptx
 from harvest.ptx.toolchain import assemble, compile_triton_ptx, compile_twin_ptx, find_nvcc, tool_version
 from harvest.report import manifest_problem
 from harvest.text_output import plural
+from harvest.writer import sha256, write_file, write_manifest
 
 Progress = Callable[[str], None]
 
@@ -95,22 +94,11 @@ def _twin_note(entry: dict | None, cu: Path, label: str) -> str:
         return f"no twin: {twin.get('reason') or twin.get('status')}"
     if isinstance(twin, dict) and twin.get("status") == "ok":
         return f"no twin: the manifest says there is one, but {label} is missing (re-run `harvest twin`)"
-    from harvest.twin_command import NO_TWIN_KINDS  # (kinds `harvest twin` writes no twin for, and why)
+    from harvest.twin.command import NO_TWIN_KINDS  # (kinds `harvest twin` writes no twin for, and why)
 
     if (entry or {}).get("kind") in NO_TWIN_KINDS:
         return f"no twin: {NO_TWIN_KINDS[entry['kind']]}"  # type: ignore[index]
     return f"no twin: {label} does not exist (`harvest twin` writes it)"
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def ptx_command(target: Path, arch_text: str = "sm_90", on_progress: Progress | None = None) -> PtxRun:
@@ -190,7 +178,7 @@ def _compare_and_write(modules, compiled, arch: Arch, manifest: dict | None, run
             for p in stale:
                 p.unlink()
             for relative, text in files.items():
-                _write(path.parent / relative, text)
+                write_file(path.parent / relative, text)
                 run.written.append(path.parent / relative)
             run.results.append(result)
             progress(f"{prefix}: {_one_line(result)}")
@@ -235,9 +223,9 @@ def _update_manifest(out: Path, manifest: dict, run: PtxRun) -> list[str]:
         for relative in [p for p in generated if p.startswith((graph_dir / "ptx").as_posix() + "/") and Path(p).name.startswith(Path(result.module).stem + ".")]:
             del generated[relative]
         for relative, text in result.files.items():
-            generated[(graph_dir / relative).as_posix()] = _sha256(text)
+            generated[(graph_dir / relative).as_posix()] = sha256(text)
     written, notes = refresh_reports(out, manifest)  # it keeps generated_files sorted
     run.written += written
-    _write(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+    write_manifest(out, manifest)
     run.written.append(out / "manifest.json")
     return notes

@@ -10,7 +10,7 @@ from typing import Any
 
 from harvest.dtypes import ITEMSIZE, TRITON_POINTEE
 from harvest.errors import ParseError, UsageError
-from harvest.module_file import ModuleFile, TensorArg, read_kernel_region, read_module_file
+from harvest.module.file import ModuleFile, TensorArg, read_kernel_region, read_module_file
 from harvest.syntax import dotted, is_constexpr_annotation
 
 # What a kernel body may name besides its parameters, its own variables and the region's other defs.
@@ -32,7 +32,7 @@ class KernelModule:
     """What `harvest ptx` needs from an extracted kernel module, read with `ast` (nothing imported or run)."""
 
     label: str  # the module's path as shown and as the PTX's .file (relative to the extraction, when known)
-    file: ModuleFile  # the module as harvest.module_file reads it
+    file: ModuleFile  # the module as harvest.module.file reads it
     references: tuple[tuple[str, ...], ...]  # dotted names off a module the bodies use, e.g. ("tl", "math", "exp")
 
     @property
@@ -59,7 +59,7 @@ def _chain(node: ast.AST) -> tuple[str, ...] | None:
 def check_kernel_region(region: str, label: str) -> tuple[ast.FunctionDef, frozenset[str]]:
     """The region's kernel def and its do_not_specialize names, or ParseError saying what else is there.
 
-    Accepted (besides what the module format itself requires, see harvest.module_file): every def decorated
+    Accepted (besides what the module format itself requires, see harvest.module.file): every def decorated
     `@triton.jit` or `@triton.jit(do_not_specialize=[literals])` alone; plain parameters, no defaults, annotations
     only `tl.constexpr`, no return annotation; bodies in Triton's vocabulary (see the module docstring). Executing
     such defs runs no code from the file.

@@ -23,7 +23,7 @@ from harvest.errors import Interrupted, ResultsDiffer, SwapError, TargetError, T
 from harvest.report import read_manifest, render_report
 from harvest.run.plan import Swap, plan_swaps
 from harvest.trust import NOT_MADE_HERE, made_here
-from harvest.writer import sha256, write_manifest
+from harvest.writer import sha256, write_file, write_manifest
 
 RUNS = "runs"
 
@@ -267,8 +267,8 @@ def _write(result: RunResult, target: Path, extraction: Path, args: Sequence[str
         "outputs": [asdict(c) for c in result.checks],
         "timing": timing_json(result),
     }
-    (result.directory / "run.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    (result.directory / "run.md").write_text(run_markdown(result, target), encoding="utf-8")
+    write_file(result.directory / "run.json", json.dumps(data, indent=1) + "\n")
+    write_file(result.directory / "run.md", run_markdown(result, target))
 
 
 def _list_in_report(result: RunResult, extraction: Path) -> None:
@@ -283,7 +283,7 @@ def _list_in_report(result: RunResult, extraction: Path) -> None:
     recorded = generated.get("report.md")
     if not (report_path.exists() and recorded and sha256(report_path.read_text(encoding="utf-8")) != recorded):
         report = render_report(manifest)
-        report_path.write_text(report, encoding="utf-8")
+        write_file(report_path, report)
         generated["report.md"] = sha256(report)
     manifest["generated_files"] = dict(sorted(generated.items()))
     write_manifest(extraction, manifest)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from harvest.capture.swap import kernel_text, source_sha
 from harvest.errors import SwapError
-from harvest.module_file import ModuleFileError, read_module_file
+from harvest.module.file import ModuleFileError, read_module_file
 from harvest.writer import sha256
 
 

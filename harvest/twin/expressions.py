@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 
-from harvest.syntax import dotted
+from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import Axes
 from harvest.twin.cpp import Emitter, Value, Var, literal, promote
-from harvest.twin.facts import FLOATS, HALVES, TWIN_DTYPE_OF_TL, NoTwin, pointer_of
+from harvest.twin.facts import FLOATS, HALVES, TWIN_DTYPE_OF_TL, NoTwin
 
 # Math functions: Triton name -> CUDA function for fp32 (fp64 uses the name without the f suffix).
 # libdevice.* are libdevice's accurate functions, like CUDA's; tl.* / tl.math.* exp, log, sin, cos are Triton's

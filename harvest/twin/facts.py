@@ -1,4 +1,4 @@
-"""What the twin reads from an extracted kernel module (through harvest.module_file: the kernel, its launch grid and
+"""What the twin reads from an extracted kernel module (through harvest.module.file: the kernel, its launch grid and
 argument dtypes, never imported), and the twin's C++ types of Triton's dtypes."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import ast
 from dataclasses import dataclass
 
 from harvest.dtypes import TL_DTYPES, TRITON_POINTEE
-from harvest.module_file import ModuleFileError, TensorArg, read_module_file
-from harvest.syntax import dotted, is_constexpr_annotation
+from harvest.module.file import ModuleFileError, TensorArg, read_module_file
+from harvest.syntax import dotted, is_constexpr_annotation, pointer_of
 
 
 class NoTwin(Exception):

@@ -8,9 +8,12 @@ Pure but for the writers: rows are built from the manifest's entries and the ben
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from harvest.writer import write_file
 
 
 def shown(path: Path) -> str:
@@ -93,19 +96,17 @@ class SweepRow:
 
 def write_csv(path: Path, rows: list) -> None:
     """Rows of one dataclass as CSV: its fields in order; floats to 6 significant digits, None as empty."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        if not rows:
-            return
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    if rows:
         writer.writerow([item.name for item in fields(rows[0])])
-        for row in rows:
-            writer.writerow(["" if v is None else f"{v:.6g}" if isinstance(v, float) else v for v in asdict(row).values()])
+    for row in rows:
+        writer.writerow(["" if v is None else f"{v:.6g}" if isinstance(v, float) else v for v in asdict(row).values()])
+    write_file(path, text.getvalue())
 
 
 def write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    write_file(path, json.dumps(data, indent=1) + "\n")
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -186,7 +187,7 @@ def build_row(graph: dict, kernel: dict, entry: dict, graph_result: dict, twin: 
 
 
 def sweep_rows(job: dict, entries: list[dict], copy_gbps: float | None, entry: dict) -> list[SweepRow]:
-    from harvest.sweep import config_label
+    from harvest.bench.sweep import config_label
 
     blocks = tuple(job.get("sweep_blocks") or ())
     moved = (entry.get("bench") or {}).get("bytes_moved")

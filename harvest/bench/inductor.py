@@ -1,9 +1,9 @@
-"""Inductor's own kernels in the bench child (harvest.bench_child): in their graph, and alone.
+"""Inductor's own kernels in the bench child (harvest.bench.child): in their graph, and alone.
 
 A graph's wrapper module (raw/<graph>/output_code.py, imported by the child) has its autotuners pinned to the configs
 the recorded run used; its call(get_args()) runs under the profiler, with L2 flushed before each timed kernel or
 only before each call; and each kernel object can be launched alone on an extracted module's arguments. Everything
-here runs on the GPU: torch and harvest.timing are imported inside the functions, as in the child.
+here runs on the GPU: torch and harvest.bench.timing are imported inside the functions, as in the child.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def in_graph(module, graph: dict, flush, iterations: int) -> tuple[list, dict, d
     each kernel's figures and the step's."""
     import torch
 
-    from harvest.timing import device_times, step_profile, summarize
+    from harvest.bench.timing import device_times, step_profile, summarize
 
     def first_launches(durations: dict, name: str) -> list:
         found = durations.get(name, [])

@@ -1,7 +1,7 @@
 """Plan one standalone kernel module: every decision the template needs, made from the typed inputs.
 
 Pure: `plan_module(context) -> ModulePlan`. The inputs are the stages' results (Kernel, Launch, Graph, the
-RenameResult, the Reference, the RecordedLaunch, the autotune winner); harvest.render writes the plan out and
+RenameResult, the Reference, the RecordedLaunch, the autotune winner); harvest.module.render writes the plan out and
 decides nothing. Nothing here reads back text that render wrote.
 """
 
@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from harvest.fusion import KernelFusion, SourceLine
 from harvest.helper_blocks import known_helpers
 from harvest.model import AutotuneWinner, Capture, Graph, Kernel, Launch, RecordedLaunch
-from harvest.module_arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
+from harvest.module.arguments import Argument, RenderError, Storage, def_constexprs, plan_arguments, runtime_params
 from harvest.reference import Reference, kernel_outputs
 from harvest.rename import RenameResult
 from harvest.rename.template_tiles import LiftedTiles, lift_tiles
 from harvest.syntax import dotted
 
-__all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module", "record_device"]
+__all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module"]
 
 SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
 HEADER_SOURCE_LINES = 3  # source lines the module's docstring quotes; the rest by place (report.md lists all)
@@ -124,7 +124,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
     write_only = tuple(dict.fromkeys((*write_only, *workspaces)))
     record_path = f"../raw/{ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
 
-    from harvest.module_arguments import launched_kernel  # (issue 19 part 3; hoist to the imports above)
+    from harvest.module.arguments import launched_kernel  # (issue 19 part 3; hoist to the imports above)
 
     kernel = launched_kernel(kernel, ctx.code.dropped_params)  # the sizes the body fixes are not launch() params
     planned = plan_arguments(kernel, ctx.launch, ctx.graph, recorded, rename, write_only)
@@ -190,7 +190,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         workspaces=tuple(rename.get(p, p) for p in workspaces),
         outputs=tuple(rename.get(p, p) for p in outputs),
         record_path=record_path,
-        record_device=record_device(capture) if record_path else None,
+        record_device=capture.record_device if record_path else None,
         # (a split scan's decoupled look-back adds its predecessors' values in the order they finish)
         exact_possible=not code.uses_atomics and kernel.kind != "split_scan",
         reference_code=ctx.reference.source.strip(),
@@ -216,11 +216,6 @@ def template_tiles(kernel: Kernel, code: RenameResult, recorded_grid: tuple[int,
     return lifted
 
 
-def record_device(capture: Capture) -> str:
-    """Where the run's records were made: "cpu" or "cuda:<GPU name>" (outputs match bit for bit only there)."""
-    return f"cuda:{capture.gpu_name}" if capture.gpu_name else "cpu"
-
-
 def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
@@ -244,16 +239,13 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
     kernel = ctx.kernel
     constexprs = [p for p in kernel.signature if p in def_constexprs(kernel)]
     recorded = ctx.recorded.config if ctx.recorded is not None else None
-    if recorded is not None:
-        config = {rename.get(k, k): v for k, v in recorded["kwargs"].items() if k in constexprs}
-        config.update(num_warps=recorded["num_warps"], num_stages=recorded["num_stages"])
-        origin = f"recorded in the run; chosen by {recorded['chosen_by']}"
-        if kernel.kind == "template" and recorded["chosen_by"] == "the only config":
+    chosen = recorded or ctx.winner  # what ran in the run, else what the autotuner logged
+    if chosen is not None:
+        config = {rename.get(k, k): v for k, v in chosen.kwargs.items() if k in constexprs}
+        config.update(num_warps=chosen.num_warps, num_stages=chosen.num_stages)
+        origin = f"recorded in the run; chosen by {chosen.chosen_by}" if recorded is not None else f"chosen by {chosen.chosen_by}"
+        if recorded is not None and kernel.kind == "template" and chosen.chosen_by == "the only config":
             origin = "recorded in the run: the template config max-autotune picked"
-    elif ctx.winner is not None:
-        config = {rename.get(k, k): v for k, v in ctx.winner.kwargs.items() if k in constexprs}
-        config.update(num_warps=ctx.winner.num_warps, num_stages=ctx.winner.num_stages)
-        origin = f"chosen by {ctx.winner.chosen_by}"
     else:
         xnumel = values.get("xnumel", 1)
         config = {}

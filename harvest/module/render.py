@@ -1,6 +1,6 @@
 """Render one standalone kernel module from its plan: kernel, launcher, make_inputs, eager reference, a checking __main__.
 
-Pure: `render(plan) -> str`. Every decision is in the plan (harvest.module_plan); this only writes it out through
+Pure: `render(plan) -> str`. Every decision is in the plan (harvest.module.plan); this only writes it out through
 templates/kernel.py.j2. The module reads like Triton's tutorial 01 and imports only torch, triton and the extraction's
 harness.py, which carries harvest's own versions of the Inductor helpers the kernels call (harvest/inductor_helpers.py).
 """
@@ -16,15 +16,15 @@ import textwrap
 
 from harvest.helper_blocks import captured_torch, helpers_called, helpers_libdevice, helpers_source
 from harvest.interpret_shim import shim_source
-from harvest.module_plan import Grid, ModulePlan
+from harvest.module.plan import Grid, ModulePlan
 from harvest.resources import load_template
 
 
 @functools.lru_cache(maxsize=1)
 def timing_source() -> str:
-    """The marked timing section of harvest/timing.py, pasted into every module: its --bench times with the same
-    lines as `harvest bench` (read as text: importing harvest.timing would import torch here)."""
-    text = (Path(__file__).resolve().parent / "timing.py").read_text(encoding="utf-8")
+    """The marked timing section of harvest/bench/timing.py, pasted into every module: its --bench times with the same
+    lines as `harvest bench` (read as text: importing harvest.bench.timing would import torch here)."""
+    text = (Path(__file__).resolve().parent.parent / "bench" / "timing.py").read_text(encoding="utf-8")
     return text[text.index("# >>> timing") : text.index("# <<< timing") + len("# <<< timing")]
 
 

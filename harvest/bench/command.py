@@ -4,7 +4,7 @@ PATH is an extraction (it holds manifest.json), one graph directory of it, or on
 same inputs (the run's recorded ones when their data was saved):
 
   extracted  the module's kernel: CUDA events after a warm-up, L2 flushed before each repetition, median and p20/p80
-             (harvest/timing.py; `python k.py --bench` runs the very same lines); its first call (compile + launch)
+             (harvest/bench/timing.py; `python k.py --bench` runs the very same lines); its first call (compile + launch)
              is reported apart
   in graph   Inductor's kernel as it runs inside its graph: raw/<graph>/output_code.py's call(get_args()) under
              torch.profiler, the kernel's device time (CUPTI) found by its Inductor name, first launch of each call
@@ -41,12 +41,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harvest.bench_output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
+from harvest.bench.output import BenchRow, SweepRow, build_row, shown, sweep_rows, write_csv, write_json
 from harvest.errors import NoDeviceError, ParseError, UsageError
 from harvest.progress import counter
 from harvest.report import read_manifest
 from harvest.report_html import read_json
 from harvest.trust import NOT_MADE_HERE, made_here
+from harvest.writer import write_file
 from harvest.tune_first import TuneTable, rank_kernels
 
 PROGRESS = "[harvest] "
@@ -105,7 +106,7 @@ def require_cuda() -> None:
 def kernel_function_name(module_source: str, fallback: str) -> str:
     """The @triton.jit function's name in a module (what the GPU, the profiler and ncu call the kernel); `fallback`
     when the module is not one harvest can read."""
-    from harvest.module_file import ModuleFileError, read_module_file
+    from harvest.module.file import ModuleFileError, read_module_file
 
     try:
         return read_module_file(module_source, fallback).name
@@ -145,7 +146,7 @@ def ncu(selection: Selection, run: bool, on_progress: Progress) -> list[str]:
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         done = subprocess.run(command, capture_output=True, text=True, env=env)
         log = module.with_suffix(".ncu.txt")
-        log.write_text(done.stdout + done.stderr, encoding="utf-8")
+        write_file(log, done.stdout + done.stderr)
         report = module.with_suffix(".ncu-rep")
         state = f"report {shown(report)}" if done.returncode == 0 and report.exists() else f"ncu exited {done.returncode}, no report"
         tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
@@ -184,7 +185,7 @@ def run_twin(path: Path, timeout: float = 600) -> dict:
         return {key: figures.get(key) for key in ("median_ms", "p20_ms", "p80_ms")}
     legacy = data.get("twin_ms")
     if isinstance(legacy, list) and len(legacy) == 3:  # [median, p20, p80] from the twin's own timer
-        return {"median_ms": legacy[0], "p20_ms": legacy[1], "p80_ms": legacy[2], "note": "timed by the twin's own --bench, not harvest/timing.py"}
+        return {"median_ms": legacy[0], "p20_ms": legacy[1], "p80_ms": legacy[2], "note": "timed by the twin's own --bench, not harvest/bench/timing.py"}
     return {"error": "its --json has neither timings['twin'] (median_ms, p20_ms, p80_ms) nor twin_ms"}
 
 
@@ -267,9 +268,9 @@ def host_inputs(graph: dict, extraction: Path) -> list[int]:
 def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: bool, run_artifact: bool, check_only: bool,
               out_dir: Path, graph_iterations: int = 20, sweep_rep_ms: float = 30.0) -> tuple[dict, dict[str, str]]:
     """The child's plan (JSON-ready), and per kernel id the reason it is not benched (not standalone, ...)."""
-    from harvest.module_file import ModuleFileError, read_module_file
+    from harvest.module.file import ModuleFileError, read_module_file
     from harvest.parse import parse_output_code
-    from harvest.sweep import SweepError, sweep_configs, sweep_space
+    from harvest.bench.sweep import SweepError, sweep_configs, sweep_space
 
     extraction = selection.extraction
     graphs: dict[str, dict] = {}
@@ -349,7 +350,7 @@ def compile_ahead(plan: dict, plan_path: Path, env: dict, on_progress: Progress,
     if items < 4 or workers < 2:
         return
     on_progress(f"compiling {items} kernels and configs in {workers} processes before timing (Triton's cache)")
-    children = [subprocess.Popen([sys.executable, "-m", "harvest.bench_child", "--warm", str(plan_path), str(k), str(workers)],
+    children = [subprocess.Popen([sys.executable, "-m", "harvest.bench.child", "--warm", str(plan_path), str(k), str(workers)],
                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(workers)]
     for child in children:
         try:
@@ -382,7 +383,7 @@ def run_children(plan: dict, work: Path, on_progress: Progress, quiet_output: bo
     count, started = counter(on_progress), set()
     count(BENCHING, 0, len(labels))
     while True:
-        child = subprocess.Popen([sys.executable, "-m", "harvest.bench_child", str(plan_path), str(results_path)],
+        child = subprocess.Popen([sys.executable, "-m", "harvest.bench.child", str(plan_path), str(results_path)],
                                  env=env, stderr=subprocess.PIPE, text=True, errors="replace")
         tail: list[str] = []
         assert child.stderr is not None
@@ -442,8 +443,8 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
           run_artifact: bool = False, check_only: bool = False, out_dir: str | Path | None = None,
           on_progress: Progress = lambda message: None) -> BenchResult:
     """Bench the kernels PATH selects; write bench.csv/json (and sweeps, profile) under out_dir; return the rows."""
-    from harvest.module_file import read_module_file
-    from harvest.sweep import plot_sweep
+    from harvest.module.file import read_module_file
+    from harvest.bench.sweep import plot_sweep
 
     if check_only and not sweep:
         raise UsageError("--check-only checks each --sweep config against the record on the CPU; add --sweep")
@@ -490,7 +491,7 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
     if not check_only:
         write_csv(out / "bench.csv", result.rows)
         write_json(out / "bench.json", {
-            "schema": "harvest.bench-table/1",
+            "schema": "harvest.bench.command-table/1",
             "extraction": shown(selection.extraction),
             "selected": str(path),
             "env": result.env,
@@ -521,7 +522,7 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
         text = []
         for label, eager_table, extracted_table in result.tables:
             text += [f"== {label}: eager reference ==", eager_table, f"== {label}: extracted kernel ==", extracted_table]
-        (out / "profile.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
+        write_file(out / "profile.txt", "\n".join(text) + "\n")
         result.files.append(out / "profile.txt")
         if (out / "trace.json").exists():
             result.files.append(out / "trace.json")

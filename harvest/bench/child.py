@@ -1,16 +1,16 @@
 """Child side of `harvest bench`: everything that runs code on the GPU, in a process of its own.
 
-Run by harvest.bench as `python -m harvest.bench_child PLAN.json RESULTS.json` (and, before it, as
-`python -m harvest.bench_child --warm PLAN.json K N` in N processes that compile every kernel and swept config
+Run by harvest.bench.command as `python -m harvest.bench.child PLAN.json RESULTS.json` (and, before it, as
+`python -m harvest.bench.child --warm PLAN.json K N` in N processes that compile every kernel and swept config
 once, in parallel, into Triton's cache: compiling is CPU work, and the timing child then only loads binaries). harvest never imports the files it
 reads in its own process; this child runs them for the user, as the plan says:
 
-  * each kernel module is imported by path and timed by its own bench() — the lines of harvest/timing.py it carries,
+  * each kernel module is imported by path and timed by its own bench() — the lines of harvest/bench/timing.py it carries,
     so `python k.py --bench` and harvest bench measure the same way;
   * a graph's raw/<graph>/output_code.py (Inductor's wrapper module) is imported only when the plan allows it (the
     extraction was made by running a target, or the user passed --run-artifact): its call(get_args()) runs under the
     profiler, which gives each kernel's device time inside its graph, and its kernel objects (Inductor's own
-    launchers, pinned to the config the run used) are launched alone on the module's inputs (harvest.bench_inductor);
+    launchers, pinned to the config the run used) are launched alone on the module's inputs (harvest.bench.inductor);
   * sweeps (each config checked once against the record before it is timed), profiler tables, the Chrome trace.
 
 RESULTS.json is rewritten after every kernel, and its "current" names the kernel in progress: a crash (a sticky CUDA
@@ -30,7 +30,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from harvest.bench_inductor import (
+from harvest.bench.inductor import (
     alone,
     example_inputs,
     flushed_before_each_kernel,  # noqa: F401  (tests import it from here, where it was)
@@ -138,7 +138,7 @@ def sweep(module, configs: list[dict], device: str, check_only: bool, flush, rep
     (dtype tolerances; bit for bit for the kernel's own config where --check would be); timed only if it matches."""
     import torch
 
-    from harvest.timing import time_gpu
+    from harvest.bench.timing import time_gpu
 
     record = module.load_record(device)
     if record is not None:
@@ -220,7 +220,7 @@ def op_table(fn, reps: int = 5) -> tuple[str, list[str]]:
 
 def bench_kernel(job: dict, graph_module, plan: dict, results: Results, flush) -> dict:
     """Every figure of one kernel; a step that fails is noted and the next one still runs."""
-    from harvest.timing import device_times, summarize, time_gpu
+    from harvest.bench.timing import device_times, summarize, time_gpu
 
     device = plan["device"]
     entry: dict = {"errors": {}}
@@ -361,7 +361,7 @@ def main(argv: list[str]) -> int:
     import torch
     import triton
 
-    from harvest.timing import copy_bandwidth, l2_flush_buffer
+    from harvest.bench.timing import copy_bandwidth, l2_flush_buffer
 
     flush = None
     if not plan["check_only"]:

@@ -2,7 +2,7 @@
 
 Pure config generation: `sweep_space(kernel, module)` reads the facts (the kernel's block-size parameters as the
 module names them, the axis each one tiles, Inductor's size hints and limits, the module's CONFIG) from the parsed
-Inductor kernel and the module as harvest.module_file reads it — never by importing the module — and
+Inductor kernel and the module as harvest.module.file reads it — never by importing the module — and
 `sweep_configs(space)` lists
 the configs: powers of two for every block size the module's launch() takes, within what Inductor itself would
 allow for this kernel, times num_warps {1, 2, 4, 8, 16}, times num_stages {1, 2, 3, 4} for a looped reduction
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from harvest.errors import HarvestError
 from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
-from harvest.module_file import ModuleFile, TensorArg
+from harvest.module.file import ModuleFile, TensorArg
 
 # Inductor's largest block per axis (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_/R1_ without
 # multi-kernel's x16): a sweep never goes past what Inductor would generate itself.
