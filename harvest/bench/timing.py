@@ -26,7 +26,7 @@ import collections
 
 import torch
 
-# >>> timing: pasted verbatim into every kernel module (harvest/timing.py; imports only torch)
+# >>> timing: pasted verbatim into every kernel module (harvest/bench/timing.py; imports only torch)
 BENCH_JSON_SCHEMA = "harvest.bench/1"  # what --bench --json writes; a CUDA twin's --bench --json writes the same
 
 

@@ -358,8 +358,8 @@ def main(namespace):
     return 0 if ok else 1
 
 
-# Timing: the same lines `harvest bench` times with (from harvest/timing.py).
-# >>> timing: pasted verbatim into every kernel module (harvest/timing.py; imports only torch)
+# Timing: the same lines `harvest bench` times with (from harvest/bench/timing.py).
+# >>> timing: pasted verbatim into every kernel module (harvest/bench/timing.py; imports only torch)
 BENCH_JSON_SCHEMA = "harvest.bench/1"  # what --bench --json writes; a CUDA twin's --bench --json writes the same
 
 
