@@ -8,7 +8,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from harvest.syntax import QuickTransformer, dotted_cst
+from harvest.syntax import QuickTransformer, dotted_cst, is_jit_decorator_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Standalone: Inductor runtime out, plain triton in
@@ -18,12 +18,12 @@ _INDENTED_DRIVER_CALL = re.compile(r"^[ \t]+triton_helpers\.set_driver_to_", re.
 
 
 def kernel_def(module: cst.Module) -> cst.FunctionDef | None:
-    """The kernel: the module-level def Inductor decorated with a heuristic, else the last `@triton.jit` def."""
+    """The kernel: the module-level def Inductor decorated with a heuristic, else the last jit def."""
     defs = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     for d in defs:
         if any(dotted_cst(_decorator_callee(dec)).startswith("triton_heuristics.") for dec in d.decorators):
             return d
-    jitted = [d for d in defs if any(dotted_cst(_decorator_callee(dec)) == "triton.jit" for dec in d.decorators)]
+    jitted = [d for d in defs if any(is_jit_decorator_cst(dec.decorator) for dec in d.decorators)]
     return jitted[-1] if jitted else (defs[-1] if defs else None)
 
 

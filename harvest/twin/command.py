@@ -10,7 +10,6 @@ twin compiles, and records in manifest.json and report.md, per kernel, "twin" or
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import os
 import subprocess
 import tempfile
@@ -211,7 +210,3 @@ def summary(run: TwinRun) -> dict:
         if outcome.status != "ok":
             reasons[outcome.reason] = reasons.get(outcome.reason, 0) + 1
     return {"kinds": counts, "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
-
-
-def summary_json(run: TwinRun) -> str:
-    return json.dumps(summary(run), indent=2) + "\n"
