@@ -53,11 +53,6 @@ class ExtractResult:
     target_log: Path | None = None  # where the run's target output is (raw/target.log); None without a run
 
 
-def default_out_dir(target: Path) -> Path:
-    """extracted/<script stem>; an extraction (or its raw/) given as target is replayed in place."""
-    return classify(target).default_out_dir()
-
-
 def extract(target: str | Path, out_dir: str | Path | None = None, options: ExtractOptions = ExtractOptions(),
             on_progress: Progress = lambda message: None) -> ExtractResult:
     """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.
@@ -226,4 +221,4 @@ def remove_empty(directories: list[Path]) -> None:
             pass
 
 
-__all__ = ["ExtractOptions", "ExtractResult", "default_out_dir", "extract"]
+__all__ = ["ExtractOptions", "ExtractResult", "extract"]

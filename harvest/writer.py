@@ -195,10 +195,7 @@ def write_file(path: Path, text: str) -> None:
 def write_manifest(out_dir: Path, manifest: dict) -> None:
     """Whole or not at all: a failed write (disk full) leaves the previous manifest.json as it was."""
     path = out_dir / "manifest.json"
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_file(path, json.dumps(manifest, indent=2, sort_keys=False) + "\n")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}; free some space and re-run `harvest extract {out_dir}` (raw/ is kept)") from exc
