@@ -2,7 +2,9 @@
 graph the target has compiled is parsed and its kernels renamed meanwhile, on the core the target leaves idle.
 
 Parsing and renaming are pure and cached per process (parse_output_code, rename_kernel): the extraction after the
-run asks the same questions and finds the answers. Nothing here writes, decides or reports anything; a graph it
+run asks the same questions, through the same function (harvest.rename.kernel_code, with the same display names and
+the first launch, as harvest.module.pool does), and finds the answers. The cache only saves time: without it the
+extraction is the same, byte for byte. Nothing here writes, decides or reports anything; a graph it
 cannot read (still being written, say) is left to the extraction, which says what is wrong with it.
 """
 
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harvest.parse import parse_output_code
-from harvest.rename import build_context, kernel_names, rename_kernel
+from harvest.rename import kernel_code, kernel_names
 
 
 def prewarm(capture_dir: Path, normalise: Callable[[str], str], stop: threading.Event, poll: float = 0.2) -> None:
@@ -33,8 +35,8 @@ def prewarm(capture_dir: Path, normalise: Callable[[str], str], stop: threading.
                 launches = graph.launches_of(kernel.name)
                 if stop.is_set():
                     return
-                if kernel.standalone_reason is None and launches:
-                    rename_kernel(kernel.source, build_context(kernel, launches[0], graph, names[kernel.name]))
+                if kernel.standalone_reason is None and launches:  # what plan_graph makes a render job of
+                    kernel_code(kernel, launches[0], graph, names[kernel.name])
         stop.wait(poll)
 
 

@@ -162,7 +162,8 @@ class QuickTransformer(cst.CSTTransformer):
 
 def pointer_of(address: ast.expr) -> str | None:
     """The pointer a tl.load/tl.store address starts at: `in_ptr0` of `in_ptr0 + (x0)` or of `in_ptr0`; None when
-    the leftmost operand of its chain of `+` is not a name. (rename/gather.py reads the same from libcst nodes.)"""
+    the leftmost operand of its chain of `+` is not a name. The one pointer reader: rename and the twin read pointers
+    here or through harvest.kernel_facts."""
     while isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
         address = address.left
     return address.id if isinstance(address, ast.Name) else None

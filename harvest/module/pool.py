@@ -25,7 +25,7 @@ from harvest.module.render import render
 from harvest.parse import parse_output_code
 from harvest.progress import counter
 from harvest.reference import build_reference, reference_json
-from harvest.rename import RenameResult, build_context, kernel_names, rename_kernel, strip_inductor_decorators
+from harvest.rename import kernel_code, kernel_names
 
 Progress = Callable[[str], None]
 RENDERING = "rendering kernel modules"
@@ -169,12 +169,7 @@ def build_module(capture: Capture, job: RenderJob, names: str) -> tuple[str, dic
     """Rename (or not), build the reference, plan the module, render it: one kernel's standalone module source, its
     reference's summary for the manifest, and how Inductor's launch arguments map to the module's (`harvest run`)."""
     kernel = job.kernel
-    if names == "readable" and kernel.kind != "user":
-        code = rename_kernel(kernel.source, build_context(kernel, job.launch, job.graph, job.display_name))
-    else:  # Inductor's names kept, or a user's kernel as they wrote it
-        plain = strip_inductor_decorators(kernel.source)
-        code = RenameResult(plain, kernel.jit_name or kernel.name, mapping=(),
-                            params=tuple((p, p) for p in kernel.signature), ok=True)
+    code = kernel_code(kernel, job.launch, job.graph, job.display_name, names)
     reference = build_reference(kernel, job.launch, job.graph, dict(code.params), job.kernel_graph)
     context = ModuleContext(
         capture=capture, graph=job.graph, kernel=kernel, launch=job.launch, code=code, reference=reference,

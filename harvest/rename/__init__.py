@@ -17,6 +17,7 @@ import functools
 
 import libcst as cst
 
+from harvest.kernel_facts import kernel_facts
 from harvest.model import Graph, Kernel, Launch
 from harvest.rename.apply import rename_module
 from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult, failure
@@ -25,7 +26,7 @@ from harvest.rename.standalone import kernel_def, standalone
 from harvest.syntax import kernel_trees
 
 __all__ = [
-    "RESERVED", "DroppedParam", "RenameContext", "RenameResult", "build_context", "kernel_names", "readable_kernel_name",
+    "RESERVED", "DroppedParam", "RenameContext", "RenameResult", "build_context", "kernel_code", "kernel_names", "readable_kernel_name",
     "rename_kernel", "strip_inductor_decorators",
 ]  # fmt: skip
 
@@ -41,6 +42,18 @@ def build_context(kernel: Kernel, launch: Launch | None, graph: Graph | None, ke
             base = buffer_base(buffer, inputs, producers, graph) if buffer else ""
             hints.append((arg.param, base, arg.expr))
     return RenameContext(kernel_name=kernel_name, param_hints=tuple(hints), fragment=kernel.comment.fragment)
+
+
+def kernel_code(kernel: Kernel, launch: Launch, graph: Graph, kernel_name: str, names: str = "readable") -> RenameResult:
+    """The code a kernel's module holds: renamed with its launch's and graph's hints (`names="readable"`), or with
+    Inductor's names kept (`"inductor"`); a user-written kernel always as its author wrote it.
+
+    The one way an extraction asks for a kernel's code, so harvest/prewarm.py, which asks while the target still
+    runs, asks exactly what rendering asks after the run (and rename_kernel's cache answers the second time)."""
+    if names == "readable" and kernel.kind != "user":
+        return rename_kernel(kernel.source, build_context(kernel, launch, graph, kernel_name))
+    return RenameResult(strip_inductor_decorators(kernel.source), kernel.jit_name or kernel.name, mapping=(),
+                        params=tuple((p, p) for p in kernel.signature), ok=True)
 
 
 def kernel_names(graph: Graph) -> dict[str, str]:
@@ -89,7 +102,11 @@ def rename_kernel(source: str, context: RenameContext | None = None) -> RenameRe
     except Exception as exc:
         return failure(source, "", f"cannot parse the kernel source: {type(exc).__name__}: {exc}")
     try:
-        return rename_module(stripped, context)
+        kernel = kernel_def(stripped)  # the source's kernel def (its name kept; its loads and stores too)
+        function = kernel_facts(source).named(kernel.name.value) if kernel is not None else None
+        if function is None:
+            raise ValueError("no kernel function in the stripped source")
+        return rename_module(stripped, context, function)
     except Exception as exc:  # any surprise falls back to Inductor's names, with the reason
         return failure(stripped.code, kernel_def(stripped).name.value if kernel_def(stripped) else "",
                         f"rename failed, Inductor names kept: {type(exc).__name__}: {exc}")

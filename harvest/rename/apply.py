@@ -9,10 +9,13 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from harvest.kernel_facts import FunctionFacts
 from harvest.model import FxNode
 from harvest.ops import SAME_VALUES
 from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult
-from harvest.rename.gather import AXIS_NAME, COORD, LEFTOVER, LEGACY, TMP, Facts, FactGatherer, is_inductor_name
+from harvest.rename.gather import (
+    AXIS_NAME, COORD, LEFTOVER, LEGACY, TMP, Facts, FactGatherer, is_inductor_name, memory_facts,
+)
 from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import ATEN_OF, plan_names, unique_names
 from harvest.rename.scope import KernelScope, kernel_scope
@@ -263,11 +266,13 @@ def _dead_locals(facts: Facts, scope: KernelScope, drop: set[int], merged: dict[
     return dead
 
 
-def rename_module(module: cst.Module, context: RenameContext) -> RenameResult:
+def rename_module(module: cst.Module, context: RenameContext, function: FunctionFacts) -> RenameResult:
+    """Rename the kernel def of `module` (the kernel made standalone); `function` is that def's facts from
+    harvest.kernel_facts."""
     kernel = kernel_def(module)
     assert kernel is not None  # _standalone checked
     old_kernel = kernel.name.value
-    facts = Facts(params=[p.name.value for p in kernel.params.params])
+    facts = memory_facts([p.name.value for p in kernel.params.params], function)
     scope = kernel_scope(module, kernel, also=FactGatherer(facts))  # names, reads and facts in one walk
     parents = scope.parents
     assignments = lambda name: scope.assignments.get(name, [])  # noqa: E731

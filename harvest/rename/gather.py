@@ -1,12 +1,16 @@
-"""Gather: the facts about a kernel function that naming needs, in one libcst visit."""
+"""Gather: the facts about a kernel function that naming needs: the values of its names (libcst nodes, gathered in
+the rename's walk) and what it loads and stores (from harvest.kernel_facts' ast walk)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-import libcst.matchers as m
+
+from harvest.kernel_facts import FunctionFacts
+from harvest.syntax import dotted, pointer_of
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Gather: facts about the kernel function
@@ -30,24 +34,51 @@ def is_inductor_name(name: str) -> bool:
 
 @dataclass
 class Facts:
+    """What naming reads about the kernel function. The names' values are libcst nodes, gathered by FactGatherer in
+    the rename's own walk; what the kernel loads and stores comes from the one ast walk (harvest.kernel_facts)."""
+
     params: list[str] = field(default_factory=list)
     defs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)  # name -> every value assigned, in order
     order: list[str] = field(default_factory=list)  # names in order of first assignment
     loads: dict[str, str] = field(default_factory=dict)  # tmp -> pointer param it loads from
     load_index: dict[str, str] = field(default_factory=dict)  # tmp -> source text of the pointer expression
     stores: dict[str, list[str]] = field(default_factory=dict)  # pointer param -> names of stored values
-    pointers: set[str] = field(default_factory=set)  # params used as pointers in tl.load / tl.store
-    others: set[str] = field(default_factory=set)  # every name read in the module that we do not rename
+    pointers: set[str] = field(default_factory=set)  # params used as pointers in tl.load / tl.store / tl.atomic_add
 
 
-def _pointer_of(expr: cst.BaseExpression) -> str | None:
-    """`in_ptr0 + (x0)` / `in_ptr0` -> `in_ptr0`."""
-    while isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        expr = expr.left
-    return expr.value if isinstance(expr, cst.Name) else None
+def memory_facts(params: list[str], function: FunctionFacts) -> Facts:
+    """Facts with what `function` (the kernel's def, from harvest.kernel_facts) loads and stores filled in: a tmp
+    assigned `tl.load(address, ...)` (or that load's `.to(...)`) loads from the address's pointer; a store or
+    `tl.atomic_add` stores its value (its name, or "" for an expression) into its pointer."""
+    facts = Facts(params=list(params))
+    for access in function.accesses:
+        if access.pointer is None or access.call not in ("tl.load", "tl.store", "tl.atomic_add"):
+            continue
+        if access.kind == "load":
+            facts.pointers.add(access.pointer)
+        elif access.value is not None:
+            facts.pointers.add(access.pointer)
+            stored = access.value.id if isinstance(access.value, ast.Name) else ""
+            facts.stores.setdefault(access.pointer, []).append(stored)
+    for assignment in function.assignments:
+        load = _loaded(assignment.value)
+        if load is not None and load.args and (pointer := pointer_of(load.args[0])) is not None:
+            facts.loads[assignment.target] = pointer
+            facts.load_index[assignment.target] = ast.unparse(load.args[0])
+    return facts
+
+
+def _loaded(value: ast.expr | None) -> ast.Call | None:
+    """The `tl.load(...)` call that `value` is, alone or converted by `.to(...)`."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" \
+            and isinstance(value.func.value, ast.Call):
+        value = value.func.value
+    return value if isinstance(value, ast.Call) and dotted(value.func) == "tl.load" else None
 
 
 class FactGatherer(cst.CSTVisitor):
+    """Gathers the values every name of the kernel is assigned, as libcst nodes (naming reads their shape)."""
+
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
 
@@ -66,18 +97,6 @@ class FactGatherer(cst.CSTVisitor):
                     if isinstance(el.value, cst.Name):
                         self._assign(el.value.value, cst.Subscript(value=node.value, slice=[
                             cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]))
-        value = node.value
-        if m.matches(value, m.Call(func=m.Attribute(value=m.Call(), attr=m.Name("to")))):  # tl.load(...).to(fp32)
-            value = cst.ensure_type(cst.ensure_type(value, cst.Call).func, cst.Attribute).value
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and m.matches(value, m.Call(
-                func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")), args=[m.AtLeastN(n=1)])):
-            address = cst.ensure_type(value, cst.Call).args[0].value
-            ptr = _pointer_of(address)
-            if ptr:
-                tmp = cst.ensure_type(node.targets[0].target, cst.Name).value
-                self.facts.loads[tmp] = ptr
-                self.facts.load_index[tmp] = cst.Module([]).code_for_node(address)
-                self.facts.pointers.add(ptr)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name) and node.value is not None:
@@ -86,16 +105,3 @@ class FactGatherer(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         if isinstance(node.target, cst.Name):
             self._assign(node.target.value, node.iter)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if m.matches(node, m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("load")), args=[m.AtLeastN(n=1)])):
-            ptr = _pointer_of(node.args[0].value)
-            if ptr:
-                self.facts.pointers.add(ptr)
-        if m.matches(node.func, m.Attribute(value=m.Name("tl"), attr=m.Name("store") | m.Name("atomic_add"))) \
-                and len(node.args) >= 2:
-            ptr = _pointer_of(node.args[0].value)
-            if ptr:
-                self.facts.pointers.add(ptr)
-                value = node.args[1].value
-                self.facts.stores.setdefault(ptr, []).append(value.value if isinstance(value, cst.Name) else "")

@@ -7,8 +7,9 @@ import ast
 from dataclasses import dataclass
 
 from harvest.dtypes import TL_DTYPES, TRITON_POINTEE
+from harvest.kernel_facts import kernel_facts
 from harvest.module.file import ModuleFileError, TensorArg, read_module_file
-from harvest.syntax import dotted, is_constexpr_annotation, pointer_of
+from harvest.syntax import dotted, is_constexpr_annotation
 
 
 class NoTwin(Exception):
@@ -28,6 +29,9 @@ TWIN_DTYPE_OF_TORCH = {torch: triton for torch, triton in TRITON_POINTEE.items()
 # `tl.` name ("float32", "int1") -> the twin's dtype
 TWIN_DTYPE_OF_TL = {tl: TWIN_DTYPE_OF_TORCH[torch] for tl, torch in TL_DTYPES.items() if torch in TWIN_DTYPE_OF_TORCH}
 
+
+# The calls through which a kernel writes memory that the twin translates.
+WRITES = ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")
 
 FLOATS = ("fp16", "bf16", "fp32", "fp64")
 HALVES = ("fp16", "bf16")
@@ -90,10 +94,8 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
         raise NoTwin(f"no value for constexpr {', '.join(sorted(missing))} in CONFIG")
     arg_dtypes = {name: _twin_dtype(name, value) for name, value in module.arguments.items()}
     pointers = frozenset(module.tensors)
-    stored = frozenset(
-        pointer_of(call.args[0]) for call in ast.walk(kernel)
-        if isinstance(call, ast.Call) and dotted(call.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min") and call.args
-    )
+    function = kernel_facts(text).named(kernel.name)
+    stored = frozenset(a.pointer for a in function.accesses if a.call in WRITES) if function is not None else frozenset()
     grid, counted = _grid(module.grid)
     return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted)
 
@@ -127,11 +129,3 @@ def _grid(grid: tuple[ast.expr, ...]) -> tuple[tuple[ast.expr | None, ...], froz
         else:
             raise NoTwin(f"grid element {ast.unparse(element)} is not triton.cdiv(numel, block)")
     return tuple(axes), frozenset(counted)
-
-
-def pointer_of(address: ast.expr) -> str:
-    """The pointer an address starts at: `a_ptr` of `a_ptr + offsets`; "" when it starts elsewhere."""
-    while isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
-        address = address.left
-    return address.id if isinstance(address, ast.Name) else ""
-
