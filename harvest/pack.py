@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import ast
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.errors import ParseError, UsageError
 from harvest.module.file import read_module_file
 from harvest.module.render import harness_source
-from harvest.writer import ensure_writable
+from harvest.writer import ensure_writable, write_file
 
 HARNESS_IMPORT = re.compile(
     r"^(?:import os[^\n]*\nimport sys[^\n]*\n\n)?(?:sys\.dont_write_bytecode = True[^\n]*\n)?sys\.path\.insert\(0, os\.path\.join\(os\.path\.dirname\(os\.path\.abspath\(__file__\)\), \"\.\.\"\)\)\n"
@@ -86,7 +85,7 @@ def pack_command(kernel: Path, out: Path | None = None) -> Packed:
     record = out.with_name(out.stem + ".record.pt") if record_source else None
     packed = pack_module(text, harness_source([text]), record.name if record else None, str(kernel))
     ensure_writable(out.parent if str(out.parent) else Path("."))
-    out.write_text(packed, encoding="utf-8")
+    write_file(out, packed)
     if record_source and record:
-        shutil.copyfile(record_source, record)
+        write_file(record, record_source.read_bytes())
     return Packed(out, record)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,11 +55,9 @@ def write_raw(out_dir: Path, graphs: dict[str, str], record: dict) -> list[str]:
     paths = []
     for name, source in graphs.items():
         path = out_dir / "raw" / name / "output_code.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
+        write_file(path, source)
         paths.append(path.relative_to(out_dir).as_posix())
-    (out_dir / "raw").mkdir(parents=True, exist_ok=True)
-    (out_dir / "raw" / "capture.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_file(out_dir / "raw" / "capture.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
     return ["raw/capture.json", *paths]
 
 
@@ -179,15 +178,24 @@ def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:
             shutil.copytree(source_raw / name / "records", target)
 
 
-def write_file(path: Path, text: str) -> None:
-    """Write one file of an extraction whole or not at all (through a temporary file beside it), creating its
-    directory: what the later commands (ptx, bench, run, report) add to an extraction goes through here."""
+def write_file(path: Path, content: str | bytes) -> None:
+    """Write one file whole or not at all (through a temporary file beside it), creating its directory: every file
+    of an extraction (raw/ included; what the later commands ptx, bench, run and report add to it) and what `harvest
+    pack` writes goes through here. Text is written as UTF-8."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    write_through(path, lambda tmp: tmp.write_bytes(data))
+
+
+def write_through(path: Path, write: Callable[[Path], object]) -> None:
+    """Whole or not at all, for a writer that takes a path (`torch.save` of a record): `write` writes a temporary
+    file beside `path`, which then replaces `path`; on any failure the temporary file is removed and `path` is as it
+    was."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        write(tmp)
         os.replace(tmp, path)
-    except OSError:
+    except BaseException:
         tmp.unlink(missing_ok=True)
         raise
 

@@ -12,6 +12,7 @@ reduction block size is fixed inside the kernel body (>= the row length) and is 
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import re
@@ -21,6 +22,7 @@ from harvest.errors import HarvestError
 from harvest.kernel_facts import kernel_facts
 from harvest.model import Kernel
 from harvest.module.file import ModuleFile, TensorArg
+from harvest.writer import write_file
 
 # Inductor's largest block per axis (torch/_inductor/runtime/hints.py TRITON_MAX_BLOCK, CUDA; R0_/R1_ without
 # multi-kernel's x16): a sweep never goes past what Inductor would generate itself.
@@ -306,6 +308,8 @@ def plot_sweep(rows: list, title: str, eager: tuple | None, path, blocks: tuple[
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=120, metadata={"Software": None})
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=120, metadata={"Software": None})
     plt.close(figure)
+    write_file(path, image.getvalue())
     return path

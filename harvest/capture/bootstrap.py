@@ -25,6 +25,7 @@ from pathlib import Path
 from harvest.capture.kernel_graph import KernelGraphs
 from harvest.capture.record import MIB, LaunchRecorder
 from harvest.capture.swap import KernelSwaps, kernel_text
+from harvest.writer import write_file
 
 PROGRESS = "[harvest] "
 
@@ -55,7 +56,7 @@ class EventLog:
             return
         index = self.graphs
         self.graphs += 1
-        (self.dir / f"graph_{index:03d}.py").write_text(source, encoding="utf-8")
+        write_file(self.dir / f"graph_{index:03d}.py", source)  # whole: harvest's prewarm reads it meanwhile
         self.sources.append(source)
         self.pending = index
         aot_id = ""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harvest.capture.swap import source_sha
+from harvest.writer import write_through
 
 MIB = 1 << 20
 
@@ -89,8 +90,7 @@ class LaunchRecorder:
         self.outputs_saved.add(graph)
         values = result if isinstance(result, (list, tuple)) else [result]
         saved = [v.detach().to("cpu", copy=True) if isinstance(v, torch.Tensor) else None for v in values]
-        self.outputs_dir.mkdir(parents=True, exist_ok=True)
-        torch.save(saved, self.outputs_dir / f"{graph}.pt")
+        write_through(self.outputs_dir / f"{graph}.pt", lambda path: torch.save(saved, path))
 
     def graph_of(self, tuner: Any, name: str, source: str) -> int:
         if self.graph_stack:
@@ -184,10 +184,8 @@ class LaunchRecorder:
         if save and self.record_dir is not None:
             path = self.record_dir / str(graph) / f"{name}.pt"
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                torch.save({"before": before, "after": after}, path)
+                write_through(path, lambda tmp: torch.save({"before": before, "after": after}, tmp))
             except (OSError, RuntimeError) as exc:  # disk full: the target's run must not fail for harvest's record
-                path.unlink(missing_ok=True)
                 data_note = f"data not saved: writing {path.name} failed ({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}); disk full?"
             else:
                 data = f"{graph}/{name}.pt"
