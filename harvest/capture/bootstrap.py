@@ -187,6 +187,10 @@ def setup_cpu_triton(sm: int, swapped: Callable[[str], bool] = lambda path: Fals
     # max-autotune's epilogue-fusion benchmark writes a module that fails to import on this path (IndentationError,
     # torch 2.13): the templates still compete with the library matmul, their epilogue fusion is not benchmarked.
     inductor_config.benchmark_epilogue_fusion = False
+    # The interpreter compiles nothing, so Inductor's pool of compile processes (each one imports torch) only costs:
+    # one thread made square_square's extraction 15 s -> 9 s on 2 cores. A TORCHINDUCTOR_COMPILE_THREADS set wins.
+    if "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ:
+        inductor_config.compile_threads = 1
     driver.set_active(OfflineCudaDriver())
     install()
     run_user_kernels_outside_graphs(swapped)
