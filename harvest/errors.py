@@ -99,10 +99,13 @@ class Interrupted(HarvestError):
     exit_code = 130  # 128 + SIGINT, as a shell reports it
 
 
-EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in HarvestError.__subclasses__()}
+# The kinds defined above, each with its own code; an error class defined elsewhere (RenderError, TemplateNotFound)
+# exits 1. Taken once, here: --help must not list more kinds when more of harvest happens to be imported.
+DOCUMENTED = tuple(HarvestError.__subclasses__())
+EXIT_CODES = {cls.__name__.rstrip("_"): cls.exit_code for cls in DOCUMENTED}
 
 
 def exit_codes_text() -> str:
     """The codes as --help lists them: "2 UsageError, ..., 9 NoDeviceError (needs a GPU), ..."."""
     return ", ".join(f"{cls.exit_code} {cls.__name__.rstrip('_')}" + (f" ({cls.meaning})" if cls.meaning else "")
-                     for cls in HarvestError.__subclasses__())
+                     for cls in DOCUMENTED)

@@ -1,10 +1,15 @@
 """Test setup: the Triton interpreter on (no GPU in CI), fixtures' locations, the requires_cuda marker."""
 
+import contextlib
 import difflib
+import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -30,18 +35,87 @@ def tree_env(**extra: str) -> dict[str, str]:
 
 def harvest(*args: str, cwd: Path, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
     """`python -m harvest ARGS` in cwd (env: variables to set for it); output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "harvest", *args], cwd=cwd, env=tree_env(**env), capture_output=True, text=True,
-        timeout=timeout,
-    )
+    return run_command([sys.executable, "-m", "harvest", *args], cwd, tree_env(**env), timeout)
 
 
 def run_check(module: Path) -> subprocess.CompletedProcess:
     """`TRITON_INTERPRET=1 python module.py --check`, as the module's own header says to run it on a CPU."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    return subprocess.run(
-        [sys.executable, str(module), "--check"], cwd=module.parent, env=env, capture_output=True, text=True, timeout=600
-    )
+    return run_command([sys.executable, str(module), "--check"], module.parent, dict(os.environ, TRITON_INTERPRET="1"), 600)
+
+
+def run_command(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """`python -m MODULE ...` or `python FILE ...` as its own process, forked from a process of this worker that has
+    torch, triton and harvest imported (tests/fork_server.py); HARVEST_TEST_FORK=0 starts each from nothing."""
+    if os.environ.get("HARVEST_TEST_FORK", "1") == "0" or env.get("TRITON_INTERPRET") != os.environ.get("TRITON_INTERPRET"):
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    request = {"cwd": str(cwd), "env": env}
+    if command[1] == "-m":
+        request.update(module=command[2], argv=["-m", *command[3:]])
+    else:
+        request.update(path=command[1], argv=command[1:])
+    with FORK_SERVERS.lease() as server, tempfile.TemporaryDirectory(prefix="harvest-test-") as tmp:
+        request.update(stdout=os.path.join(tmp, "stdout"), stderr=os.path.join(tmp, "stderr"))
+        status = server.run(request, timeout, command)
+        stdout, stderr = (as_text(Path(request[name]).read_bytes()) for name in ("stdout", "stderr"))
+    return subprocess.CompletedProcess(command, status, stdout, stderr)
+
+
+def as_text(data: bytes) -> str:
+    """What subprocess.run(text=True) makes of a stream: UTF-8, universal newlines."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+class ForkServer:
+    """One tests/fork_server.py process: runs one command at a time."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fork_server.py"))],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=tree_env(), bufsize=0)
+
+    def run(self, request: dict, timeout: float, command: list[str]) -> int:
+        self.process.stdin.write((json.dumps(request) + "\n").encode())
+        self.process.stdin.flush()
+        pid = json.loads(self.read_line(None))["pid"]
+        try:
+            reply = self.read_line(timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(pid, signal.SIGKILL)
+            self.read_line(None)
+            raise subprocess.TimeoutExpired(command, timeout) from None
+        return json.loads(reply)["status"]
+
+    def read_line(self, timeout: float | None) -> bytes:
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready:
+            raise subprocess.TimeoutExpired("fork_server", timeout or 0)
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"tests/fork_server.py ended (exit {self.process.wait()}): HARVEST_TEST_FORK=0 runs without it")
+        return line
+
+
+class ForkServers:
+    """As many servers as commands this worker runs at once (a test may run two in threads), each started once."""
+
+    def __init__(self) -> None:
+        self.idle: list[ForkServer] = []
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def lease(self):
+        with self.lock:
+            server = self.idle.pop() if self.idle else None
+        server = server or ForkServer()
+        try:
+            yield server
+        except BaseException:
+            server.process.kill()  # its state is unknown: the next command gets a new one
+            raise
+        with self.lock:
+            self.idle.append(server)
+
+
+FORK_SERVERS = ForkServers()
 
 
 def tree(directory: Path) -> dict[str, bytes]:
