@@ -149,3 +149,18 @@ def test_a_script_that_chooses_the_cpp_backend_says_so(tmp_path):
     # the target's own output, torch's warnings included (C++ compiles warn where no CUDA runtime is found)
     assert "cpp torch.Size([64])\n" in (raw / "target.log").read_text()
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["raw"]  # no report of 0 kernels, no manifest
+
+
+def test_the_main_job_and_its_check_each_in_a_python_started_from_nothing(tmp_path):
+    """The README's two steps as a shell runs them: each command a new Python that imports everything itself (the
+    other tests fork theirs from a process that has the imports done, tests/fork_server.py)."""
+    done = subprocess.run([sys.executable, "-m", "harvest", "extract", str(ROOT / "examples/square_square.py"), "-o", "out"],
+                          cwd=tmp_path, env=tree_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    hint = next(line for line in (done.stdout + done.stderr).splitlines() if line.startswith("check a kernel: "))
+    (module,) = (tmp_path / "out" / "g0_inference").glob("*_kernel.py")
+    assert hint.endswith(f"g0_inference/{module.name} --check"), hint
+    check = subprocess.run([sys.executable, str(module), "--check"], cwd=tmp_path, env=dict(os.environ, TRITON_INTERPRET="1"),
+                           capture_output=True, text=True, timeout=600)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "out_ptr: recorded: ok (1000000 values, torch.float32, bit for bit)" in check.stdout, check.stdout
