@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.errors import ParseError, UsageError
 from harvest.module.file import read_module_file
 from harvest.module.render import harness_source
-from harvest.writer import ensure_writable, write_file
+from harvest.writer import ensure_writable, write_file, write_through
 
 HARNESS_IMPORT = re.compile(
     r"^(?:import os[^\n]*\nimport sys[^\n]*\n\n)?(?:sys\.dont_write_bytecode = True[^\n]*\n)?sys\.path\.insert\(0, os\.path\.join\(os\.path\.dirname\(os\.path\.abspath\(__file__\)\), \"\.\.\"\)\)\n"
@@ -87,5 +88,5 @@ def pack_command(kernel: Path, out: Path | None = None) -> Packed:
     ensure_writable(out.parent if str(out.parent) else Path("."))
     write_file(out, packed)
     if record_source and record:
-        write_file(record, record_source.read_bytes())
+        write_through(record, lambda tmp: shutil.copyfile(record_source, tmp))  # streamed: a record may be GiBs
     return Packed(out, record)
