@@ -188,7 +188,8 @@ def setup_cpu_triton(sm: int, swapped: Callable[[str], bool] = lambda path: Fals
     # torch 2.13): the templates still compete with the library matmul, their epilogue fusion is not benchmarked.
     inductor_config.benchmark_epilogue_fusion = False
     # The interpreter compiles nothing, so Inductor's pool of compile processes (each one imports torch) only costs:
-    # one thread made square_square's extraction 15 s -> 9 s on 2 cores. A TORCHINDUCTOR_COMPILE_THREADS set wins.
+    # one thread made square_square's extraction 9.4 s -> 6.6 s on 2 cores (a TransformerEncoderLayer step's: the
+    # same 17-18 s). A TORCHINDUCTOR_COMPILE_THREADS that is set wins.
     if "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ:
         inductor_config.compile_threads = 1
     driver.set_active(OfflineCudaDriver())
