@@ -32,10 +32,11 @@ from harvest.errors import Interrupted, NoGraphsError, OutputError, ParseError, 
 from harvest.manifest import extraction_json, generated_files_json
 from harvest.module.pool import GraphPlan, finish_graph, plan_graph, render_all
 from harvest.module.render import HARNESS_PATH, harness_source
+from harvest.module.shared import share_rank_kernels
 from harvest.options import ExtractOptions
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.trust import remember_made_here, state_dir
-from harvest.writer import STAGING, WriteReport, copy_records, ensure_writable, remove_stale_raw, write_generated, write_manifest, write_raw
+from harvest.writer import STAGING, WriteReport, copy_records, copy_tree, ensure_writable, remove_stale_raw, write_generated, write_manifest, write_raw
 
 Progress = Callable[[str], None]  # messages; a ProgressDisplay also takes Counts (harvest/progress.py)
 
@@ -102,6 +103,7 @@ def write_extraction(target: Target, out: Path, captured: Captured, options: Ext
             raise ParseError(f"{exc}; the capture is kept in {out}/raw/{graph.name}/output_code.py") from exc
     rendered = iter(render_all(capture, options.names, [job for plan in plans for job in plan.jobs], on_progress))
     graphs = [finish_graph(plan, capture, [next(rendered) for _ in plan.jobs], on_progress) for plan in plans]
+    graphs = share_rank_kernels(capture, graphs)  # a torchrun job: a kernel the same on every rank written once
     files = {path: source for done in graphs for path, source in done.files.items()}
     if files:  # what every module shares, written once beside the graphs
         files[HARNESS_PATH] = harness_source(list(files.values()))
@@ -113,7 +115,7 @@ def write_extraction(target: Target, out: Path, captured: Captured, options: Ext
     if writes.failed:  # disk full: the manifest says which files are missing and why
         manifest["not_written"] = dict(sorted(writes.failed.items()))
     if not replay:
-        remove_stale_raw(out, {graph.name for graph in capture.graphs})
+        remove_stale_raw(out, {graph.name for graph in capture.graphs} if not capture.ranks else {f"rank{r}" for r in capture.ranks})
     write_manifest(out, manifest)
     if writes.failed:
         first, why = next(iter(manifest["not_written"].items()))
@@ -133,16 +135,30 @@ def write_raw_capture(target: Target, out: Path, captured: Captured, on_progress
     """raw/: every graph's output_code.py and capture.json, the records of a replayed extraction; noted as made here."""
     capture = captured.capture
     try:
-        write_raw(out, {graph.name: graph.source for graph in capture.graphs}, capture_record(capture))
+        if capture.ranks:  # a torchrun job: every rank's own capture in raw/rank<r>/, the merged one in raw/
+            write_rank_raws(target, out, captured)
+        write_raw(out, {} if capture.ranks else {graph.name: graph.source for graph in capture.graphs}, capture_record(capture))
         if captured.outcome is not None and capture.mode != "artifact" and not remember_made_here(out):
             on_progress(f"could not note {out} as made here ({state_dir()} cannot be written): "
                         "`harvest bench` in its graph and `harvest run --with` will need --trust-artifact")
-        if target.raw_dir is not None:  # replaying another extraction: its recorded launch data comes along
+        if target.raw_dir is not None and not capture.ranks:  # replaying another extraction: its recorded launch data comes along
             copy_records(target.raw_dir, out / "raw", [g.name for g in capture.graphs])
         if captured.outcome is None:  # no run: a target.log left in raw/ is the output of a run whose capture this replaces
             (out / "raw" / TARGET_LOG).unlink(missing_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot write the raw capture to {out / 'raw'}: {exc.strerror or exc}; free some space, or pick another -o") from exc
+
+
+def write_rank_raws(target: Target, out: Path, captured: Captured) -> None:
+    """raw/rank<r>/ of a torchrun job: from the run, each rank's capture (a raw/ of its own, which replays and diffs
+    alone); from another extraction, its rank directories as they are (records included)."""
+    if captured.outcome is not None and captured.outcome.rank_runs:
+        for run in captured.outcome.rank_runs:
+            write_raw(out / "raw" / f"rank{run.rank}", {graph.name: graph.source for graph in run.capture.graphs},
+                      capture_record(run.capture), under="")
+    elif target.raw_dir is not None and target.raw_dir.resolve() != (out / "raw").resolve():
+        for rank in captured.capture.ranks:
+            copy_tree(target.raw_dir / f"rank{rank}", out / "raw" / f"rank{rank}")
 
 
 def check_captured(target: Target, out: Path, captured: Captured) -> None:

@@ -22,6 +22,8 @@ examples:
   harvest extract extracted/square_square               replay an extraction from its raw/ (no run)
   harvest extract big_train.py --record layouts         record launch layouts only, no tensor data
   harvest extract output_code.py --run-artifact         run a trusted artifact to record its real launches
+  harvest extract --nproc-per-node 2 train_ddp.py       a torchrun job: every rank captured (raw/rank<r>/)
+  harvest extract -- torchrun --nnodes 1 --nproc-per-node 2 train_ddp.py --steps 3    torchrun's own spelling
   TRITON_INTERPRET=1 python extracted/square_square/g0_inference/square_square_kernel.py --check
 
 without a GPU, the target runs on Inductor's CPU Triton backend: the same Triton source, compiled for an
@@ -157,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG_EXTRACT + "\n" + EXIT_TEXT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    extract.add_argument("target", help="a script that calls torch.compile, an output_code.py, a TORCH_COMPILE_DEBUG dir, a TORCH_TRACE dir/log, or an earlier extraction")
+    extract.add_argument("target", nargs="?", help="a script that calls torch.compile, an output_code.py, a TORCH_COMPILE_DEBUG dir, a TORCH_TRACE dir/log, or an earlier extraction; left out when the command after -- is torchrun's")
     extract.add_argument("script_args", nargs="*", metavar="-- ARGS", help="arguments passed to the script (after --)")
     extract.add_argument("-o", "--out", help="extraction directory (default: extracted/<target name>)")
     extract.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="stop a target that runs longer (default: no limit)")
@@ -169,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--record-cap", type=float, default=1024, metavar="MIB", help="largest launch whose data is saved, before+after (default 1024 MiB); bigger ones keep layouts and a checksum")
     extract.add_argument("--record-total-cap", type=float, default=4096, metavar="MIB", help="data saved per extraction at most (default 4096 MiB)")
     extract.add_argument("--run-artifact", action="store_true", help="run an artifact's own call(get_args()) (random inputs, seed 0) under the launch recorder, so every intermediate buffer gets its real layout; executes the artifact's code, so only for files you trust (default: an artifact is only read)")
+    extract.add_argument("--nproc-per-node", type=int, default=None, metavar="N", help="run the script as a torchrun job of N ranks on this machine (torchrun --standalone): every rank is captured into raw/rank<r>/; a kernel every rank compiled identically is written once, the others per rank (OUT/g<i>_<role>_rank<r>/)")
     extract.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     twin = commands.add_parser(
@@ -347,16 +350,48 @@ def run_extract(options: argparse.Namespace, script_args: list[str]) -> int:
 
     from harvest.api import ExtractOptions, extract
 
+    target, args, launcher = extract_target(options, script_args)
     chosen = ExtractOptions(
-        args=tuple(options.script_args + script_args), timeout=options.timeout, force=options.force, names=options.names,
+        args=args, timeout=options.timeout, force=options.force, names=options.names,
         target_sm=options.target_sm, device=options.device, record=options.record, record_cap_mib=options.record_cap,
-        record_total_cap_mib=options.record_total_cap, run_artifact=options.run_artifact,
+        record_total_cap_mib=options.record_total_cap, run_artifact=options.run_artifact, launcher=launcher,
     )
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     with ProgressDisplay(console, "harvest", options.quiet) as progress:
-        result = extract(options.target, options.out, chosen, on_progress=progress)
+        result = extract(target, options.out, chosen, on_progress=progress)
     summarize(console, result)
     return 0
+
+
+TORCHRUN = (("torchrun",), ("python", "-m", "torch.distributed.run"), ("python3", "-m", "torch.distributed.run"))
+
+
+def extract_target(options: argparse.Namespace, script_args: list[str]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(target, its arguments, torchrun's arguments) from `extract TARGET [-- ARGS]`, `extract --nproc-per-node N
+    TARGET`, or `extract -- torchrun [TORCHRUN OPTIONS] TARGET [ARGS]` (torchrun's options are those before the
+    first word naming a .py file)."""
+    words = list(options.script_args) + list(script_args)
+    prefix = next((p for p in TORCHRUN if options.target is None and tuple(Path(w).name for w in words[: len(p)]) == p), None)
+    if prefix is not None:
+        if options.nproc_per_node is not None:
+            raise UsageError("give torchrun's ranks once: either --nproc-per-node or torchrun's own options after --")
+        rest = words[len(prefix) :]
+        at = next((i for i, word in enumerate(rest) if word.endswith(".py") and not word.startswith("-")), None)
+        if at is None:
+            raise UsageError(f"`{' '.join(words)}`: no script to run (a .py file after torchrun's options); "
+                             "harvest runs scripts, not torchrun's -m modules")
+        if any(word in ("-m", "--module", "--no-python", "--no_python") for word in rest[:at]):
+            raise UsageError("torchrun's -m/--no-python: harvest runs a .py script under torchrun; give the script's path")
+        return rest[at], tuple(rest[at + 1 :]), tuple(rest[:at])
+    if options.target is None:
+        raise UsageError("extract needs a TARGET (a script, an artifact or an extraction), or `-- torchrun ... SCRIPT`; see harvest extract --help")
+    if options.nproc_per_node is not None:
+        if options.nproc_per_node < 1:
+            raise UsageError(f"--nproc-per-node must be at least 1, not {options.nproc_per_node}")
+        if not options.target.endswith(".py"):
+            raise UsageError(f"--nproc-per-node runs a script as a torchrun job; {options.target} is not a .py script")
+        return options.target, tuple(words), ("--standalone", f"--nproc-per-node={options.nproc_per_node}")
+    return options.target, tuple(words), ()
 
 
 def summarize(console, result) -> None:

@@ -32,10 +32,14 @@ class KernelOutcome:
 def extraction_json(capture: Capture, names: str, graphs: list[dict]) -> dict:
     """The manifest's head and its graphs; generated_files (and not_written) are added once the files are known."""
     target = capture.target  # a replayed raw/ keeps the original target, so its output is identical
+    if capture.launcher:  # a torchrun job: its own spelling, which says how it was launched
+        command = ["harvest", "extract", "--", "torchrun", *capture.launcher, target, *capture.command]
+    else:
+        command = ["harvest", "extract", target, *(["--", *capture.command] if capture.command else [])]
     return {
         "harvest_version": __version__,
         "target": target,
-        "command": ["harvest", "extract", target, *(["--", *capture.command] if capture.command else [])],
+        "command": command,
         "mode": capture.mode,
         "device": capture.device,
         "gpu": capture.gpu_name,
@@ -44,7 +48,7 @@ def extraction_json(capture: Capture, names: str, graphs: list[dict]) -> dict:
         "names": names,
         "references": reference_counts(graphs),
         "graphs": graphs,
-    }
+    } | ({"ranks": list(capture.ranks)} if capture.ranks else {})
 
 
 def reference_counts(graphs: list[dict]) -> dict[str, int]:
@@ -72,8 +76,9 @@ def graph_json(captured: CapturedGraph, graph: Graph, kernels: list[dict], fusio
         "role": graph.role,
         "aot_id": captured.aot_id,
         "compile_id": captured.compile_id,
-        "raw": f"raw/{graph.name}/output_code.py",
+        "raw": f"raw/{captured.raw_dir}/output_code.py",
         "raw_sha256": sha256(captured.source),
+        **({"ranks": list(captured.ranks)} if captured.ranks else {}),
         "kernels": kernels,
         "externs": [
             {"op": e.op, "args": list(e.args), "out": e.out, "order": e.order} for e in graph.externs
@@ -102,7 +107,7 @@ def kernel_json(outcome: KernelOutcome, captured: CapturedGraph, capture: Captur
         "launches": outcome.launches,
         "autotune": winner_json(captured, kernel),
         "fusion": fusion.to_json(),
-        "recorded": recorded_json(captured.recorded.get(kernel.name), graph, capture),
+        "recorded": recorded_json(captured.recorded.get(kernel.name), captured.raw_dir, capture),
         "reference": outcome.reference,
         "launch_params": [list(pair) for pair in outcome.launch_params] if outcome.source is not None else None,
     }

@@ -307,6 +307,11 @@ class CapturedGraph:
     # kernel name -> the FX graph it computes and the buffer behind each argument, as the capture child recorded it
     # while Inductor generated the kernel (plain JSON data: see harvest.capture.kernel_graph); empty for artifacts
     kernel_graphs: dict[str, dict] = field(default_factory=dict)
+    # A torchrun job (harvest.capture.ranks): the ranks that compiled this graph identically, where its raw capture
+    # is ("rank0/g0_forward", under raw/), and the rank it is named after when not every rank compiled it so.
+    ranks: tuple[int, ...] = ()
+    raw_name: str = ""
+    specific_to: int | None = None
 
     @property
     def role(self) -> GraphRole:
@@ -317,8 +322,14 @@ class CapturedGraph:
 
     @property
     def name(self) -> str:
-        """Stable directory name: g<index>_<role>."""
-        return f"g{self.index}_{self.role}"
+        """Stable directory name: g<index>_<role>, and _rank<r> for a graph of a torchrun job that not every rank
+        compiled identically."""
+        return f"g{self.index}_{self.role}" + (f"_rank{self.specific_to}" if self.specific_to is not None else "")
+
+    @property
+    def raw_dir(self) -> str:
+        """Where its output_code.py and records are, under raw/: its name, or its rank's directory in a torchrun job."""
+        return self.raw_name or self.name
 
 
 @dataclass(frozen=True)
@@ -334,6 +345,8 @@ class Capture:
     graphs: tuple[CapturedGraph, ...]
     mode: Literal["cuda", "cpu-triton", "artifact"]
     incomplete: str = ""  # why the artifact is cut short (a TORCH_TRACE log cut mid-record), else ""
+    ranks: tuple[int, ...] = ()  # a torchrun job's ranks (each one's own capture is in raw/rank<r>/); () for one process
+    launcher: tuple[str, ...] = ()  # torchrun's own arguments for a torchrun job ("--standalone", "--nproc-per-node=2")
 
     @property
     def record_device(self) -> str:

@@ -15,7 +15,8 @@ class ExtractOptions:
     target's extraction in the output directory. names: "readable" (renamed by libcst) or "inductor" (as Inductor
     wrote them). target_sm: the sm the CPU path compiles PTX for. device: "auto", "cuda" or "cpu". record: "data"
     keeps each kernel's first launch's data (capped per kernel and in total, in MiB), "layouts" only layouts and
-    values. run_artifact: call an artifact's graphs under the launch recorder.
+    values. run_artifact: call an artifact's graphs under the launch recorder. launcher: torchrun's arguments
+    ("--standalone", "--nproc-per-node=2"): the script runs as a torchrun job, captured on every rank.
     """
 
     args: tuple[str, ...] = ()
@@ -28,6 +29,7 @@ class ExtractOptions:
     record_cap_mib: float = 1024
     record_total_cap_mib: float = 4096
     run_artifact: bool = False
+    launcher: tuple[str, ...] = ()  # torchrun's own arguments: run the script as a torchrun job, captured on every rank
 
     def __post_init__(self) -> None:
         if self.record not in ("data", "layouts"):

@@ -16,18 +16,14 @@ from typing import Any
 
 from harvest.errors import OutputError, ParseError, UsageError
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
-from harvest.text_output import plural
+from harvest.report_ranks import rank_markdown, rank_summary
+from harvest.text_output import md_cell, plural
 from harvest.tune_first import rank_kernels, tune_markdown
 from harvest.writer import inside, write_file
 
 REPORT_TEMPLATE = "report.md.j2"
 _OPS_PER_LINE = 4
 TUNE_TOP = 10  # kernels in report.md's "What to tune first" (report.html lists them all)
-
-
-def md_cell(text: Any) -> str:
-    """Text safe inside a markdown table cell: pipes escaped, newlines as <br>."""
-    return str(text).replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
 
 
 # --------------------------------------------------------------------------------------------- mermaid
@@ -228,7 +224,7 @@ def render_report(manifest: dict, capture: dict | None = None, bench: dict | Non
     text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
     text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
     tune = tune_markdown(rank_kernels(manifest, capture, bench), top=TUNE_TOP)
-    for section in (tune, twin_section(manifest), ptx_section(manifest), runs_section(manifest)):
+    for section in (rank_markdown(rank_summary(manifest)), tune, twin_section(manifest), ptx_section(manifest), runs_section(manifest)):
         if section:
             text += "\n" + section
     return text

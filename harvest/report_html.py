@@ -24,6 +24,7 @@ from harvest.errors import OutputError, ParseError
 from harvest.fusion_svg import fusion_svg
 from harvest.module.file import read_module_file
 from harvest.report import graph_bullets, op_list, record_text, reference_text, render_report
+from harvest.report_ranks import rank_summary
 from harvest.resources import load_template
 from harvest.tune_first import EXTERN, rank_kernels, tune_cells, tune_heading
 from harvest.writer import inside, previous_hashes, sha256, write_generated
@@ -223,6 +224,7 @@ def render_html(manifest: dict, inputs: ReportInputs | None = None) -> str:
         "tune_columns": columns,
         "tune_rows": tune,
         "highlight_css": highlight_css(),
+        "ranks": rank_summary(manifest),
     }
     text = load_template(HTML_TEMPLATE).render(page=context)
     return re.sub(r"[ \t]+\n", "\n", text)

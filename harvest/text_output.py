@@ -20,6 +20,11 @@ def clipped(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
+def md_cell(text: object) -> str:
+    """Text safe inside a markdown table cell: pipes escaped, newlines as <br>."""
+    return str(text).replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`count word` with the word in the plural unless count is 1: 1 kernel, 0 kernels, 2 launches."""
     return f"{count} {word if count == 1 else (many or word + 's')}"

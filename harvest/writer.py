@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,16 +50,18 @@ def ensure_writable(out_dir: Path) -> None:
         raise OutputError(f"cannot write to output directory {out_dir}: {exc.strerror or exc}; pick another with -o/--out") from exc
 
 
-def write_raw(out_dir: Path, graphs: dict[str, str], record: dict) -> list[str]:
+def write_raw(out_dir: Path, graphs: dict[str, str], record: dict, under: str = "raw") -> list[str]:
     """Write raw/<graph>/output_code.py for every captured graph, then raw/capture.json (last: once it is there, the
-    raw capture is whole and replays); returns the relative paths."""
+    raw capture is whole and replays); returns the relative paths. `under`: "" writes into out_dir itself (a rank's
+    raw/rank<r>/)."""
+    raw = out_dir / under if under else out_dir
     paths = []
     for name, source in graphs.items():
-        path = out_dir / "raw" / name / "output_code.py"
+        path = raw / name / "output_code.py"
         write_file(path, source)
         paths.append(path.relative_to(out_dir).as_posix())
-    write_file(out_dir / "raw" / "capture.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return ["raw/capture.json", *paths]
+    write_file(raw / "capture.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return [(raw / "capture.json").relative_to(out_dir).as_posix(), *paths]
 
 
 def previous_hashes(out_dir: Path) -> dict[str, str]:
@@ -134,7 +137,8 @@ def remove_stale_raw(out_dir: Path, graph_names: set[str]) -> None:
     if not raw.is_dir():
         return
     for child in raw.iterdir():
-        if child.is_dir() and child.name not in graph_names and (child / "output_code.py").exists():
+        rank_dir = re.fullmatch(r"rank\d+", child.name) and (child / "capture.json").exists()  # an older torchrun job's
+        if child.is_dir() and child.name not in graph_names and ((child / "output_code.py").exists() or rank_dir):
             shutil.rmtree(child)
 
 
@@ -157,16 +161,24 @@ def fresh_staging(out_dir: Path) -> Path:
     return staging
 
 
-def place_records(out_dir: Path, staging: Path, graphs: list[tuple[int, str]]) -> None:
-    """Move the launch data the child wrote by graph index to raw/<graph>/records/, replacing older records."""
+def place_records(out_dir: Path, staging: Path, graphs: list[tuple[str, str]]) -> None:
+    """Move the launch data the child wrote by graph index (rank<r>/<index> in a torchrun job) to
+    raw/<graph>/records/ (raw/rank<r>/<graph>/records/), replacing older records."""
     for index, name in graphs:
         target = out_dir / "raw" / name / "records"
         shutil.rmtree(target, ignore_errors=True)
-        source = staging / str(index)
+        source = staging / index
         if source.is_dir():
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(source, target)
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """A replay into another directory takes a torchrun job's rank directory along, whole (an older one there goes)."""
+    shutil.rmtree(target, ignore_errors=True)
+    if source.is_dir():
+        shutil.copytree(source, target)
 
 
 def copy_records(source_raw: Path, out_raw: Path, graphs: list[str]) -> None:

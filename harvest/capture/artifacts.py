@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from harvest.capture.ranks import merge_ranks
 from harvest.capture.recorded import launch_from_json, launch_to_json
 from harvest.errors import ParseError
 from harvest.model import AutotuneWinner, Capture, CapturedGraph
@@ -150,10 +151,10 @@ def capture_record(capture: Capture) -> dict:
                 },
                 "recorded": {name: launch_to_json(launch) for name, launch in sorted(g.recorded.items())},
                 "kernel_graphs": dict(sorted(g.kernel_graphs.items())),
-            }
+            } | ({"ranks": list(g.ranks), "raw": g.raw_dir} if g.ranks else {})
             for g in capture.graphs
         ],
-    }
+    } | ({"ranks": list(capture.ranks), "launcher": list(capture.launcher)} if capture.ranks else {})
 
 
 def load_raw_capture(raw_dir: Path) -> Capture:
@@ -163,9 +164,19 @@ def load_raw_capture(raw_dir: Path) -> Capture:
     except ValueError as exc:
         raise ParseError(f"{raw_dir / CAPTURE_JSON} is not valid JSON ({exc}); re-run the extraction from the script") from exc
     try:
+        if isinstance(record, dict) and record.get("ranks"):  # a torchrun job: each rank's own capture, merged again
+            ranks = {int(rank): load_rank_capture(raw_dir, int(rank)) for rank in record["ranks"]}
+            return replace(merge_ranks(ranks), launcher=tuple(str(word) for word in record.get("launcher", ())))
         return _capture_from_record(raw_dir, record)
-    except (KeyError, TypeError, AttributeError) as exc:  # edited by hand, or not harvest's: say which field
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:  # edited by hand, or not harvest's: say which field
         raise ParseError(f"{raw_dir / CAPTURE_JSON} is not a capture harvest wrote ({type(exc).__name__}: {exc}); re-run the extraction from the script") from exc
+
+
+def load_rank_capture(raw_dir: Path, rank: int) -> Capture:
+    """raw/rank<r>/ of a torchrun job: a raw capture of its own."""
+    if not (raw_dir / f"rank{rank}" / CAPTURE_JSON).is_file():
+        raise ParseError(f"{raw_dir / CAPTURE_JSON} lists rank {rank}, but {raw_dir / f'rank{rank}' / CAPTURE_JSON} is missing; re-run the extraction from the script")
+    return load_raw_capture(raw_dir / f"rank{rank}")
 
 
 def _capture_from_record(raw_dir: Path, record: dict) -> Capture:
@@ -173,7 +184,12 @@ def _capture_from_record(raw_dir: Path, record: dict) -> Capture:
     for entry in record["graphs"]:
         if not re.fullmatch(r"g\d+_\w+", str(entry["name"])):  # a name edited to reach outside raw/ is never followed
             raise ParseError(f"{raw_dir / CAPTURE_JSON} names a graph {entry['name']!r}, not one harvest writes (g<index>_<role>); re-run the extraction from the script")
-        source_path = raw_dir / entry["name"] / "output_code.py"
+        raw_name = str(entry.get("raw", entry["name"]))
+        if not re.fullmatch(r"(rank\d+/)?g\d+_\w+", raw_name):  # the same for where a torchrun job's graph is
+            raise ParseError(f"{raw_dir / CAPTURE_JSON} places a graph in {raw_name!r}, not where harvest writes one (rank<r>/g<index>_<role>); re-run the extraction from the script")
+        ranks = tuple(int(rank) for rank in entry.get("ranks", ()))
+        specific = re.search(r"_rank(\d+)$", str(entry["name"]))
+        source_path = raw_dir / raw_name / "output_code.py"
         if not source_path.exists():
             raise ParseError(f"{source_path} is missing, but {raw_dir / CAPTURE_JSON} lists it; re-run the extraction from the script")
         graphs.append(
@@ -187,6 +203,7 @@ def _capture_from_record(raw_dir: Path, record: dict) -> Capture:
                 recorded={name: launch_from_json(launch) for name, launch in entry.get("recorded", {}).items()},
                 kernel_graphs={str(name): graph for name, graph in entry.get("kernel_graphs", {}).items()
                                if isinstance(graph, dict)},
+                ranks=ranks, raw_name=raw_name if ranks else "", specific_to=int(specific.group(1)) if ranks and specific else None,
             )
         )
     return Capture(
@@ -198,6 +215,8 @@ def _capture_from_record(raw_dir: Path, record: dict) -> Capture:
         gpu_name=record["gpu"],
         graphs=tuple(graphs),
         mode=record["mode"],
+        ranks=tuple(int(rank) for rank in record.get("ranks", ())),
+        launcher=tuple(str(word) for word in record.get("launcher", ())),
     )
 
 

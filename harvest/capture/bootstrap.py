@@ -18,6 +18,7 @@ import os
 import re
 import runpy
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -83,7 +84,8 @@ class EventLog:
 
 
 def progress(message: str) -> None:
-    print(PROGRESS + message, file=sys.stderr, flush=True)
+    rank = os.environ.get("RANK") if os.environ.get("HARVEST_RANKED") else None  # one of torchrun's ranks: say which
+    print(PROGRESS + (f"rank {rank}: " if rank is not None else "") + message, file=sys.stderr, flush=True)
 
 
 def current_compile_id() -> str:
@@ -301,8 +303,12 @@ def main(argv: list[str]) -> int:
     at = argv.index("--")
     (capture_dir, mode, sm, *options), (target, *target_args) = argv[:at], argv[at + 1 :]
     settings = dict(option.split("=", 1) for option in options)
-    log = EventLog(Path(capture_dir))
     record_dir = Path(settings["record_dir"]) if settings.get("record_dir") else None
+    ranked = settings.get("ranked") == "1"  # one of torchrun's ranks: each keeps its own capture, records and caches
+    if ranked:
+        capture_dir, record_dir = rank_directories(Path(capture_dir), record_dir, os.environ.get("RANK", "0"))
+        os.environ["HARVEST_RANKED"] = "1"
+    log = EventLog(Path(capture_dir))
     recorder = LaunchRecorder(
         log,
         record_dir,
@@ -341,7 +347,7 @@ def main(argv: list[str]) -> int:
 
     gpu = torch.cuda.get_device_name() if use_cuda else ""
     log.write({
-        "event": "env", "mode": "cuda" if use_cuda else "cpu-triton", "sm": int(sm), "gpu": gpu,
+        "event": "env", "mode": "cuda" if use_cuda else "cpu-triton", "sm": int(sm), "gpu": gpu, "pid": os.getpid(),
         "torch": torch.__version__, "triton": triton.__version__,
     })
     progress("running on " + (f"CUDA ({gpu})" if use_cuda else f"CPU: Inductor's Triton backend, Triton interpreter, offline target sm_{sm}"))
@@ -351,6 +357,7 @@ def main(argv: list[str]) -> int:
     recorder.keep_inputs = use_cuda and timing_out is not None and recorder.swaps is not None
 
     status, code, error = "ok", 0, ""
+    ended_at = 0.0  # when the target raised (a torchrun job names the rank that failed first)
     try:
         if settings.get("artifact") == "1":
             run_artifact_graphs(Path(target), log, recorder, use_cuda)
@@ -364,6 +371,7 @@ def main(argv: list[str]) -> int:
             print(error, file=sys.stderr, flush=True)  # as Python prints it: the target's log keeps it
     except BaseException as exc:  # the target's own failure: report it, keep what was captured
         status, code = "raised", 1
+        ended_at = time.time()
         frames = target_frames(exc.__traceback__)
         error = "".join(traceback.format_exception(type(exc), exc, frames)[-12:])
         traceback.print_exception(type(exc), exc, frames, file=sys.stderr)  # as Python prints it, into the target's log
@@ -377,8 +385,21 @@ def main(argv: list[str]) -> int:
         recorder.write_counts()
         record_winners(log)
     finally:
-        log.write({"event": "exit", "status": status, "code": code, "error": error})
+        log.write({"event": "exit", "status": status, "code": code, "error": error, "ended_at": ended_at})
+    if ranked and (status == "raised" or code):  # so torchrun ends the other ranks instead of leaving them waiting
+        return code or 1
     return 0
+
+
+def rank_directories(capture_dir: Path, record_dir: Path | None, rank: str) -> tuple[Path, Path | None]:
+    """rank<r>/ under the capture and record directories, and Inductor and Triton caches of the rank's own (two
+    ranks writing one cache directory would race)."""
+    for variable in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+        if os.environ.get(variable):
+            os.environ[variable] = os.path.join(os.environ[variable], f"rank{rank}")
+    ranked = capture_dir / f"rank{rank}"
+    ranked.mkdir(parents=True, exist_ok=True)
+    return ranked, (record_dir / f"rank{rank}" if record_dir is not None else None)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ def capture_target(target: Target, out: Path, options: ExtractOptions, on_progre
     """Read or run `target`; a run's records are placed in out/raw, its output in raw/target.log (see run_errors)."""
     if options.run_artifact and not target.can_run_artifact:
         raise UsageError("--run-artifact is for an output_code.py, a TORCH_COMPILE_DEBUG dir or a TORCH_TRACE log; a script always runs, an extraction replays its record")
+    if options.launcher and not target.is_script:
+        raise UsageError(f"a torchrun job runs a script; {target.path} is not one (an artifact or extraction is read, not launched)")
     if not target.is_script:
         capture = read_artifact(target)
         refuse_cpp_only(capture, target.path)
@@ -53,12 +55,17 @@ def capture_target(target: Target, out: Path, options: ExtractOptions, on_progre
         target.path, options.args, timeout=options.timeout, device=options.device, target_sm=options.target_sm,
         on_progress=on_progress, log_path=running_log, record_dir=staging, record=options.record,
         record_cap_mib=options.record_cap_mib, record_total_cap_mib=options.record_total_cap_mib,
-        while_running=start_prewarm if options.names == "readable" else None,
+        while_running=start_prewarm if options.names == "readable" and not options.launcher else None,
+        launcher=options.launcher,
     )
     warm.join()
     on_progress(f"target ran for {outcome.seconds:.1f} s (capture and launch recording included)")
     target_log = keep_log(running_log, out, outcome)
-    place_records(out, staging, [(g.index, g.name) for g in outcome.capture.graphs])
+    if outcome.rank_runs:  # each rank's records under its own raw/rank<r>/
+        place_records(out, staging, [(f"rank{run.rank}/{g.index}", f"rank{run.rank}/{g.name}")
+                                     for run in outcome.rank_runs for g in run.capture.graphs])
+    else:
+        place_records(out, staging, [(str(g.index), g.name) for g in outcome.capture.graphs])
     return Captured(outcome.capture, outcome, target_log)
 
 
@@ -74,7 +81,7 @@ def run_artifact_graphs(capture: Capture, out: Path, options: ExtractOptions, on
     ran = outcome.capture
     graphs = tuple(replace(g, recorded=outcome.recorded.get(g.index, {})) for g in capture.graphs)
     capture = replace(capture, graphs=graphs, gpu_name=ran.gpu_name, device=f"{ran.device}; artifact run with --run-artifact")
-    place_records(out, staging, [(g.index, g.name) for g in capture.graphs])
+    place_records(out, staging, [(str(g.index), g.name) for g in capture.graphs])
     if outcome.status != "ok":
         on_progress(f"running the artifact failed ({exception_line(outcome.error)}); kernels it did not reach keep the static path")
     outcome = replace(outcome, capture=capture)

@@ -125,15 +125,22 @@ def target_error(outcome: RunOutcome, out: Path, graphs: int, target_log: Path |
     what was captured before the failure has been written."""
     kept = f"kept the partial capture in {out}/raw: {graphs} graph(s) captured before that, extracted to {out}" if graphs else "nothing was captured"
     tail = output_tail(outcome, target_log)
+    who, others = "target", ""
+    if outcome.rank == "torchrun":
+        return TargetError(f"torchrun started no rank (its arguments?); {kept}{tail}")
+    if outcome.rank_runs:  # a torchrun job: name the rank, and what became of the others
+        who = f"the target's {outcome.rank}" if outcome.rank else "the target"
+        others = f" ({outcome.other_ranks})" if outcome.other_ranks else ""
     if outcome.status == "interrupted":
         return Interrupted(f"interrupted (Ctrl-C) while the target ran: the target was stopped; {kept}{tail}")
     if outcome.status == "timeout":
-        return TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped; {kept}{tail}")
+        running = f" ({outcome.rank} had not finished; every rank was ended)" if outcome.rank else ""
+        return TimeoutError_(f"target ran past --timeout ({outcome.seconds:.0f} s) and was stopped{running}; {kept}{tail}")
     if outcome.status == "crashed":  # no Python exception to name: what it printed last follows
-        return TargetError(f"target process died (exit status {outcome.exit_code}) without a Python exception; {kept}{tail}")
+        return TargetError(f"{who} process died (exit status {outcome.exit_code}) without a Python exception{others}; {kept}{tail}")
     if outcome.status == "exit":
-        return TargetError(f"target called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}; {kept}{tail}")
-    return TargetError(f"target raised {exception_line(outcome.error)}; {kept}{tail}")
+        return TargetError(f"{who} called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}{others}; {kept}{tail}")
+    return TargetError(f"{who} raised {exception_line(outcome.error)}{others}; {kept}{tail}")
 
 
 def interpreter_cannot_run(outcome: RunOutcome, capture: Capture) -> str:

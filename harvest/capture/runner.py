@@ -19,10 +19,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harvest.capture.bootstrap import PROGRESS
+from harvest.capture.ranks import RankRun, merge_ranks, ranked_status
 from harvest.capture.recorded import launches_from_events
 from harvest.model import AutotuneWinner, Capture, CapturedGraph, RecordedLaunch
 
@@ -54,6 +55,9 @@ class RunOutcome:
     output: TargetOutput = field(default_factory=TargetOutput)
     swap_events: tuple[dict, ...] = ()  # `harvest run --with`: swapped / swap_refused / swap_failed, as they came
     launch_order: dict[int, tuple[str, ...]] = field(default_factory=dict)  # graph -> its kernels, first launches in order
+    rank_runs: tuple[RankRun, ...] = ()  # a torchrun job: how each rank ended and what it captured
+    rank: str = ""  # a torchrun job: the ranks the status is about ("rank 1"), "torchrun" when no rank started
+    other_ranks: str = ""  # a torchrun job that failed: what became of the other ranks ("rank 0 failed after it")
 
 
 class TargetLog:
@@ -129,6 +133,7 @@ def run_target(
     outputs_dir: Path | None = None,
     timing_out: Path | None = None,
     while_running: Callable[[Path, Callable[[str], str]], Callable[[], None]] | None = None,
+    launcher: tuple[str, ...] = (),
 ) -> RunOutcome:
     """Run `python target args...` under the capture hooks; return every graph it compiled and how it ended.
 
@@ -137,6 +142,9 @@ def run_target(
     `record_dir/<graph index>/<kernel>.pt` (record="layouts", or no record_dir: layouts and values only).
     `while_running(capture_dir, normalise)` starts work on the graphs as they are captured and returns the function
     that stops it, called as soon as the target's process has ended.
+
+    `launcher`: torchrun's own arguments. The target then runs as a torchrun job, the capture in every rank; the
+    outcome's capture merges the ranks' (harvest.capture.ranks) and `rank_runs` holds each rank's own.
     """
     with tempfile.TemporaryDirectory(prefix="harvest-") as tmp:
         tmp_path = Path(tmp)
@@ -165,6 +173,8 @@ def run_target(
         if timing_out is not None:  # and, on a GPU, where the A/B timing of the step goes (harvest.capture.ab_timing)
             options.append(f"timing_out={timing_out}")
         command = [sys.executable, "-m", "harvest.capture.bootstrap", str(capture_dir), device, str(target_sm), *options, "--"]
+        if launcher:  # torchrun starts one bootstrap per rank; each writes under rank<r>/
+            command = [sys.executable, "-m", "torch.distributed.run", *launcher, *command[1:-1], "ranked=1", "--"]
         command += [str(target), *args]
 
         started = time.monotonic()
@@ -196,17 +206,17 @@ def run_target(
             child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+            end_run(child, capture_dir if launcher else None)
         except KeyboardInterrupt:  # Ctrl-C: end the target (its own session, so it did not get the signal) and keep what it captured
             interrupted = True
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+            end_run(child, capture_dir if launcher else None)
         stop_meanwhile()
         pumping.join(timeout=5)
         log.close()
         seconds = time.monotonic() - started
 
+        if launcher:
+            return ranked_outcome(target, args, capture_dir, cache_dir, launcher, timed_out, interrupted, seconds, log.summary())
         events = read_events(capture_dir / "events.jsonl")
         foreign = uncaptured_graphs(Path(cache_dir), capture_dir)
         if foreign:
@@ -229,6 +239,50 @@ def run_target(
             output=log.summary(), swap_events=tuple(e for e in events if e["event"].startswith("swap")),
             launch_order={g: tuple(k) for g, k in order.items()},
         )
+
+
+def end_run(child: subprocess.Popen, ranked_dir: Path | None) -> None:
+    """Kill the target's process group; for a torchrun job first ask torchrun to end its ranks (each rank runs in a
+    session of its own, out of the group's reach), then kill any rank still there by the pid it logged."""
+    if ranked_dir is not None:
+        os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    child.wait()
+    for rank_dir in sorted(ranked_dir.glob("rank*")) if ranked_dir is not None else []:
+        env = next((e for e in read_events(rank_dir / "events.jsonl") if e["event"] == "env"), {})
+        if isinstance(env.get("pid"), int):
+            try:
+                os.killpg(env["pid"], signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def ranked_outcome(target: Path, args: tuple[str, ...], capture_dir: Path, cache_dir: str, launcher: tuple[str, ...],
+                   timed_out: bool, interrupted: bool, seconds: float, output: TargetOutput) -> RunOutcome:
+    """A torchrun job's outcome: every rank's capture merged, each rank's own kept in rank_runs."""
+    runs = []
+    for rank_dir in sorted(capture_dir.glob("rank*"), key=lambda path: int(path.name[4:])):
+        rank = int(rank_dir.name[4:])
+        events = read_events(rank_dir / "events.jsonl")
+        capture = replace(build_capture(target, args, rank_dir, events, f"{cache_dir}/rank{rank}"), launcher=launcher)
+        ended = next((e for e in events if e["event"] == "exit"), None)
+        status, code, error = (ended["status"], ended["code"], ended["error"]) if ended else ("ended", 0, "")
+        runs.append(RankRun(rank, capture, status, code, error, float(ended.get("ended_at") or 0) if ended else 0.0))
+    if not runs:  # torchrun itself failed before any rank started (bad arguments): its own output says why
+        empty = Capture(str(target), tuple(args), "", "", "", "", (), "cpu-triton", launcher=launcher)
+        return RunOutcome(capture=empty, status="crashed", exit_code=1, error="".join(output.tail[-12:]), seconds=seconds,
+                          output=output, rank="torchrun")
+    status, code, error, about, others = ranked_status(runs, timed_out, interrupted)
+    merged = merge_ranks({run.rank: run.capture for run in runs})
+    return RunOutcome(capture=merged, status=status, exit_code=code, error=error, seconds=seconds, output=output,
+                      rank_runs=tuple(runs), rank=about, other_ranks=others)
 
 
 def run_wrapper_modules(sources: dict[int, str], **options) -> RunOutcome:

@@ -46,6 +46,7 @@ class ModuleContext:
     module_path: str  # where the module will live, relative to the extraction
     winner: AutotuneWinner | None = None
     recorded: RecordedLaunch | None = None  # the run's first launch of this kernel in this graph
+    raw_dir: str = ""  # its graph's directory under raw/ (the graph's name; rank<r>/<name> in a torchrun job)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
                        or (p == "ws_ptr" and kernel.signature.get(p) == "*u8"))
     outputs = tuple(p for p in outputs if p not in workspaces)
     write_only = tuple(dict.fromkeys((*write_only, *workspaces)))
-    record_path = f"../raw/{ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
+    record_path = f"../raw/{ctx.raw_dir or ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
 
     from harvest.module.arguments import launched_kernel  # (issue 19 part 3; hoist to the imports above)
 

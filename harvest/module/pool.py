@@ -44,6 +44,7 @@ class RenderJob:
     winner: AutotuneWinner | None = None
     recorded: RecordedLaunch | None = None
     kernel_graph: dict | None = None  # the FX graph the capture child recorded for it (reference/recorded.py)
+    raw_dir: str = ""  # where its graph's raw capture and records are, under raw/ ("" : the graph's name)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def plan_graph(captured: CapturedGraph, capture: Capture, names: str) -> GraphPl
             jobs.append(RenderJob(
                 graph, kernel, launches[0], display_name, f"{graph.name}/{display_name}.py", kernel_fusions[kernel.name],
                 winner=captured.winners.get(kernel.name), recorded=captured.recorded.get(kernel.name),
-                kernel_graph=captured.kernel_graphs.get(kernel.name),
+                kernel_graph=captured.kernel_graphs.get(kernel.name), raw_dir=captured.raw_dir,
             ))
     return GraphPlan(captured, graph, fusion, kernel_fusions, tuple(planned), tuple(jobs))
 
@@ -174,6 +175,7 @@ def build_module(capture: Capture, job: RenderJob, names: str) -> tuple[str, dic
     context = ModuleContext(
         capture=capture, graph=job.graph, kernel=kernel, launch=job.launch, code=code, reference=reference,
         fusion=job.fusion, module_path=job.module_path, winner=job.winner, recorded=job.recorded,
+        raw_dir=job.raw_dir or job.graph.name,
     )
     plan = plan_module(context)
     return render(plan), reference_json(reference, dict(code.params)), launch_params(kernel, plan)
