@@ -113,6 +113,12 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("run-other-target", "harvest run with the extraction of another target", "UsageError", "holds the extraction of", "test_run_with.py::test_another_targets_extraction_is_refused"),
     ("run-not-made-here", "harvest run --with an extraction this machine did not make by running the target (from elsewhere)", "UsageError", "was not made on this machine by running a target", "test_run_with.py::test_an_extraction_this_machine_did_not_make_runs_only_with_trust_artifact"),
     ("run-results-differ", "an edit that changes the model's results (the first differing output and kernel named)", "ResultsDiffer", "results differ: ", "test_run_with.py::test_a_wrong_edit_fails_naming_the_kernel_and_the_first_differing_output"),
+    # -- issue 26 (torchrun jobs), tested in test_distributed.py
+    ("torchrun-rank-raises", "one rank of a torchrun job raises (the others are ended or fail after it)", "TargetError", "the target's rank 1 raised RuntimeError: rank 1 was told to fail (--fail-rank) (", "test_distributed.py::test_a_failing_rank_is_named_and_what_every_rank_captured_is_kept"),
+    ("torchrun-rank-hangs", "one rank of a torchrun job runs past --timeout", "TimeoutError", "(rank 1 had not finished; every rank was ended)", "test_distributed.py::test_a_hanging_rank_is_ended_at_the_timeout_and_named"),
+    ("torchrun-no-script", "`-- torchrun OPTIONS` with no .py script, or torchrun's -m", "UsageError", "no script to run (a .py file after torchrun's options)", "test_distributed.py::test_bad_torchrun_arguments_are_one_line"),
+    ("torchrun-artifact", "--nproc-per-node with an artifact or an extraction", "UsageError", "a torchrun job runs a script", "test_distributed.py::test_an_artifact_cannot_be_a_torchrun_job"),
+    ("torchrun-run-with", "harvest run --with a torchrun job's extraction", "UsageError", "is a torchrun job's extraction: `harvest run --with` runs one process", "test_distributed.py::test_harvest_run_refuses_a_torchrun_extraction"),
 ]
 CASE = {case[0]: case for case in CASES}
 

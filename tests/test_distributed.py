@@ -7,7 +7,7 @@ each rank through Inductor's CPU Triton backend; every module of every rank is c
 from __future__ import annotations
 
 import json
-import os
+import shutil
 import subprocess
 import time
 from dataclasses import replace
@@ -221,3 +221,23 @@ def test_an_artifact_cannot_be_a_torchrun_job(same_job, tmp_path):
     done = harvest("extract", "-o", str(tmp_path / "again"), "--nproc-per-node", "2", str(out / "raw" / "rank0" / "g0_forward" / "output_code.py"), cwd=ROOT)
     assert done.returncode == UsageError.exit_code, done.stderr
     assert "a torchrun job runs a script" in done.stderr
+
+
+def test_harvest_run_refuses_a_torchrun_extraction(same_job):
+    out, _ = same_job
+    done = harvest("run", str(DDP), "--with", str(out), cwd=ROOT)
+    assert done.returncode == UsageError.exit_code, done.stderr
+    assert "is a torchrun job's extraction: `harvest run --with` runs one process" in error_line(done)
+
+
+def test_twin_and_ptx_take_a_shared_module_once_and_note_it_for_every_rank(rank_op_job, tmp_path):
+    out, _ = rank_op_job
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    for command in ("twin", "ptx"):
+        done = harvest(command, str(copy), cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+    assert (harvest("twin", str(copy), cwd=ROOT).stderr.count("g0_forward_rank0/layer_norm_fwd_kernel.py: twin")) == 1
+    entries = [k for k in kernels(manifest_of(copy)) if k["module"] == "g0_forward_rank0/layer_norm_fwd_kernel.py"]
+    assert len(entries) == 2
+    assert all(k["twin"]["status"] == "ok" and k["ptx"] for k in entries)

@@ -67,13 +67,13 @@ def resolve_targets(target: Path) -> tuple[Path | None, list[Path]]:
     else:
         raise UsageError(f"{target} holds no manifest.json and neither does its parent: pass a directory written by `harvest extract`")
     manifest = _manifest(out) or {}
-    modules = [
+    modules = list(dict.fromkeys(  # once each: a torchrun job's graphs share the modules of kernels every rank compiled alike
         out / k["module"]
         for g in manifest.get("graphs", [])
         if graph is None or g.get("name") == graph
         for k in g.get("kernels", [])
         if k.get("module") and (out / k["module"]).is_file()
-    ]
+    ))
     if not modules:
         where = f"graph {graph} of {out}" if graph else str(out)
         raise UsageError(f"no kernel modules in {where}: nothing to compile")
@@ -81,11 +81,13 @@ def resolve_targets(target: Path) -> tuple[Path | None, list[Path]]:
 
 
 def _kernel_entry(manifest: dict | None, module: str) -> dict | None:
-    for graph in (manifest or {}).get("graphs", []):
-        for kernel in graph.get("kernels", []):
-            if kernel.get("module") == module:
-                return kernel
-    return None
+    return next(iter(_kernel_entries(manifest, module)), None)
+
+
+def _kernel_entries(manifest: dict | None, module: str) -> list[dict]:
+    """Every manifest entry of `module`: more than one in a torchrun job, where the ranks' graphs share a module."""
+    return [kernel for graph in (manifest or {}).get("graphs", []) for kernel in graph.get("kernels", [])
+            if kernel.get("module") == module]
 
 
 def _twin_note(entry: dict | None, cu: Path, label: str) -> str:
@@ -214,12 +216,13 @@ def _update_manifest(out: Path, manifest: dict, run: PtxRun) -> list[str]:
 
     generated = manifest.setdefault("generated_files", {})
     for result in run.results:
-        entry = _kernel_entry(manifest, result.module)
-        if entry is None:
+        entries = _kernel_entries(manifest, result.module)
+        if not entries:
             continue
         graph_dir = Path(result.module).parent
         md = next(p for p in result.files if p.endswith(".ptx.md"))
-        entry["ptx"] = result.manifest_entry((graph_dir / md).as_posix())
+        for entry in entries:
+            entry["ptx"] = result.manifest_entry((graph_dir / md).as_posix())
         for relative in [p for p in generated if p.startswith((graph_dir / "ptx").as_posix() + "/") and Path(p).name.startswith(Path(result.module).stem + ".")]:
             del generated[relative]
         for relative, text in result.files.items():

@@ -64,6 +64,9 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
     if (rtol is None) != (atol is None):
         raise UsageError("give --rtol and --atol together (or neither: torch.testing's defaults for each dtype)")
     manifest = read_manifest(extraction)
+    if manifest.get("ranks"):
+        raise UsageError(f"{extraction} is a torchrun job's extraction: `harvest run --with` runs one process and cannot "
+                         "launch its ranks yet; check an edited module with its own --check (or extract the script without torchrun)")
     record = _capture_record(extraction)
     _check_target(target, manifest, extraction)
     if not trust and not made_here(extraction):  # decided outside the extraction, never by its manifest

@@ -107,7 +107,11 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
             entries.append((graph, kernel, module))
     if not entries:
         raise UsageError(f"no kernel module under {path}: nothing to translate (a kernel that is not standalone has no module)")
+    translated: set[str] = set()  # a torchrun job's graphs share the modules of kernels every rank compiled alike
     for _graph, kernel, module in entries:
+        if module in translated:
+            continue
+        translated.add(module)
         stem = Path(module).stem
         outcome = TwinOutcome(module, kernel.get("display_name") or kernel["name"], kernel.get("kind", "?"), "ok")
         try:
