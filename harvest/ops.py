@@ -19,7 +19,7 @@ NOT_NAMING = VIEW_OPS | SLICE_OPS | frozenset(
 
 # FX targets that are bookkeeping, not ATen ops (listed as FX nodes, not counted as ops).
 _NOT_OPS = frozenset({"operator.getitem", "getitem"})
-_OP_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "inductor", "higher_order", "triton"})
+_OP_NAMESPACES = frozenset({"aten", "prims", "quantized", "_quantized", "inductor", "higher_order", "triton", "_c10d_functional", "c10d", "_c10d_functional_autograd"})
 
 
 def aten_target(target: str) -> str:
@@ -32,6 +32,14 @@ def aten_target(target: str) -> str:
     return target
 
 
+COLLECTIVE_NAMESPACES = ("_c10d_functional.", "c10d.", "_c10d_functional_autograd.")
+
+
+def is_collective(target: str) -> bool:
+    """A torch.distributed collective (all_reduce_, all_gather_into_tensor, wait_tensor...) as the graph calls it."""
+    return aten_target(target).startswith(COLLECTIVE_NAMESPACES)
+
+
 def torch_ops_target(target: str) -> str:
     """The long spelling, the one eager code calls: `aten.pow.Tensor_Scalar` -> `torch.ops.aten.pow.Tensor_Scalar`;
     `getitem` -> `operator.getitem`."""
@@ -40,6 +48,10 @@ def torch_ops_target(target: str) -> str:
         return "torch.ops." + target
     if target in ("getitem", "_operator.getitem"):
         return "operator.getitem"
+    if target in ("_c10d_functional.wait_tensor.default", "torch.ops._c10d_functional.wait_tensor.default"):
+        # It waits for a collective and returns that collective's tensor; in a kernel's reference the collective's
+        # result is already there (an input of the kernel), so its value is the tensor itself.
+        return "torch.ops.aten.alias.default"
     return target
 
 

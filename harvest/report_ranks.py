@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harvest.capture.ranks import ranks_text
+from harvest.ops import is_collective, op_short_name
 from harvest.text_output import md_cell, plural
-
-COLLECTIVES = ("c10d", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "wait_tensor")
-
 
 @dataclass(frozen=True)
 class RankRow:
@@ -46,13 +44,9 @@ def rank_summary(manifest: dict) -> RankSummary | None:
             rank=rank, graphs=len(mine), kernels=sum(len(g.get("kernels", [])) for g in mine),
             own_modules=len({k["module"] for g in mine for k in g.get("kernels", []) if k.get("module") and k.get("ranks") == [rank]}),
             recompiles=sum(1 for g in mine if str(g.get("compile_id", "")).split("/")[-1] not in ("0", "")),
-            collectives=tuple(sorted({e["op"] for g in mine for e in g.get("externs", []) if is_collective(e.get("op", ""))})),
+            collectives=tuple(sorted({op_short_name(e["op"]) for g in mine for e in g.get("externs", []) if is_collective(e.get("op", ""))})),
         ))
     return RankSummary(tuple(rows), tuple(differences(graphs, ranks)))
-
-
-def is_collective(op: str) -> bool:
-    return any(word in op for word in COLLECTIVES)
 
 
 def differences(graphs: list[dict], ranks: list[int]) -> list[str]:
@@ -92,6 +86,11 @@ def kernel_differences(variants: list[dict]) -> str:
         only = [name for name, held in by_name.items() if len(held) < len(variants) and any(g is graph for g, _ in held)]
         if only:
             parts.append(f"only on {ranks_text(graph.get('ranks', []))}: {', '.join(only)}")
+    collectives = {ranks_text(g.get("ranks", [])): ", ".join(op_short_name(e["op"]) for e in g.get("externs", [])
+                                                          if is_collective(e.get("op", ""))) or "none"
+                   for g in variants}
+    if len(set(collectives.values())) > 1:
+        parts.append("collectives: " + "; ".join(f"{who} {what}" for who, what in collectives.items()))
     apart = [name for name, held in by_name.items() if name not in shared and len(held) == len(variants)]
     if apart:
         parts.append(f"on every rank, but compiled differently (one module per rank): {', '.join(apart)}")

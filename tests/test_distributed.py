@@ -27,7 +27,8 @@ FSDP2 = EXAMPLES / "distributed" / "fsdp2_mlp.py"
 
 def extract_job(tmp_path_factory, name: str, *args: str) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp_path_factory.mktemp(name) / "out"
-    done = harvest("extract", "-o", str(out), *args, cwd=ROOT, timeout=900)
+    timeout = [] if "--timeout" in args else ["--timeout", "300"]  # a hang fails here, with what it captured
+    done = harvest("extract", "-o", str(out), *timeout, *args, cwd=ROOT, timeout=900)
     return out, done
 
 
@@ -241,3 +242,28 @@ def test_twin_and_ptx_take_a_shared_module_once_and_note_it_for_every_rank(rank_
     entries = [k for k in kernels(manifest_of(copy)) if k["module"] == "g0_forward_rank0/layer_norm_fwd_kernel.py"]
     assert len(entries) == 2
     assert all(k["twin"]["status"] == "ok" and k["ptx"] for k in entries)
+
+
+def test_a_collective_in_the_graph_is_shown_and_the_kernel_after_it_has_a_reference(tmp_path_factory):
+    """funcol.all_reduce inside the compiled function: Inductor calls all_reduce_ on the buffer, then wait_tensor;
+    the kernel after it reads the collective's result, which its reference takes as given."""
+    out, done = extract_job(tmp_path_factory, "allreduce", "--nproc-per-node", "2", str(EXAMPLES / "distributed" / "allreduce_in_graph.py"))
+    assert done.returncode == 0, done.stderr
+    (graph,) = manifest_of(out)["graphs"]
+    assert [e["op"] for e in graph["externs"]] == ["torch.ops._c10d_functional.all_reduce_.default",
+                                                   "torch.ops._c10d_functional.wait_tensor.default"]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "| 0 | 1 | 2 | 0 | 0 | all_reduce_, wait_tensor |" in report
+    assert "2 extern calls (all_reduce_, wait_tensor)" in report
+    for module in modules_of(out):
+        done = run_check(module)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "reference: ok" in done.stdout and "recorded: ok" in done.stdout, done.stdout
+    # Were rank 1's graph compiled without the collective (a rank-dependent code path), the section would say so:
+    first = {**graph, "name": "g0_inference_rank0", "ranks": [0]}
+    second = {**graph, "name": "g0_inference_rank1", "ranks": [1], "externs": [],
+              "kernels": [{**k, "module": k["module"].replace("g0_inference/", "g0_inference_rank1/"), "ranks": [1]}
+                         for k in graph["kernels"]]}
+    text = rank_markdown(rank_summary({"ranks": [0, 1], "graphs": [first, second]}))
+    assert "collectives: rank 0 all_reduce_, wait_tensor; rank 1 none" in text
+    assert "| 1 | 1 | 2 | 2 | 0 | none |" in text

@@ -9,6 +9,7 @@ makes rank R sleep after its work, instead of ending.
 """
 
 import argparse
+import gc
 import os
 import time
 
@@ -44,6 +45,8 @@ def main() -> None:
     dist.init_process_group("nccl" if cuda else "gloo")
     rank = dist.get_rank()
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
     torch.manual_seed(0)
     mlp = MLP().to(device)
     mlp.scaled = args.rank_op and rank == 1
@@ -60,6 +63,12 @@ def main() -> None:
     if rank == args.fail_rank:
         raise RuntimeError(f"rank {rank} was told to fail (--fail-rank)")
     print(f"rank {rank}: loss {loss.item():.4f}")
+    # DDP's reducer holds the process group: let it go while the group still lives, so that the group's destructor
+    # runs in destroy_process_group (which releases the GIL) and not in the reducer's (which keeps it: gloo's worker
+    # thread, still letting go of the barrier, needs the GIL, and the two wait for each other; torch 2.13, now and
+    # then, with the ranks' timing).
+    del step, model, optimizer
+    gc.collect()
     dist.barrier()  # no rank tears the group down while another still uses it
     dist.destroy_process_group()
     if rank == args.hang_rank:

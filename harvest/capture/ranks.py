@@ -12,6 +12,7 @@ ranks; otherwise each variant is written apart, named after the lowest rank that
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from harvest.model import Capture, CapturedGraph, RecordedLaunch
@@ -38,11 +39,20 @@ def layouts(launch: RecordedLaunch) -> tuple:
     return launch.args, launch.storages, launch.config, launch.grid
 
 
+DEVICE_INDEX = re.compile(r"\b(cuda:|index=|stream)\d+\b|\b(_DeviceGuard\(|set_device\(|get_raw_stream\()\d+\)")
+
+
+def device_neutral(text: str) -> str:
+    """Code with its GPU index left out: rank 1 compiles for cuda:1 (its stream1, DeviceProperties index=1) what
+    rank 0 compiles for cuda:0, and a module runs on whichever device it is given."""
+    return DEVICE_INDEX.sub(lambda m: m.group(1) + "N" if m.group(1) else m.group(2) + "N)", text)
+
+
 def graph_identity(graph: CapturedGraph) -> tuple:
-    """The graph's code and each kernel's recorded launch, config included (the config that ran: the autotuner's
-    winners are only written when a rank finishes, so a rank ended early has none)."""
+    """The graph's code (on any GPU index) and each kernel's recorded launch, config included (the config that ran:
+    the autotuner's winners are only written when a rank finishes, so a rank ended early has none)."""
     recorded = tuple((name, layouts(launch)) for name, launch in sorted(graph.recorded.items()))
-    return graph.source, recorded
+    return device_neutral(graph.source), recorded
 
 
 def merge_ranks(captures: dict[int, Capture]) -> Capture:

@@ -4,7 +4,7 @@
 
 harvest.capture.ranks writes a graph once when every rank compiled all of it identically. A graph that differs
 between ranks (a rank-dependent shape in one part of it) is written per rank, and its kernels are compared here one
-by one: a kernel whose module is the same text on every rank's variant, once the graph's name and raw directory are
+by one: a kernel whose module is the same text on every rank's variant, once the graph's name, raw directory and GPU index are
 read as the same (so the same kernel source, config and recorded layouts: the module holds all three), is written
 once, in the lowest rank's graph, and each variant's manifest entry points to that module. Every kernel entry of a
 torchrun job lists the ranks its module stands for.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from harvest.capture.ranks import device_neutral
 from harvest.model import Capture
 from harvest.module.pool import GraphResult
 
@@ -63,7 +64,8 @@ def same_kernel(result: GraphResult, first: GraphResult, kept: dict) -> dict | N
     a graph's kernels in order, so one op more before it renames the same kernel): None when there is none."""
     for kernel in result.entry["kernels"]:
         text = result.files.get(kernel["module"] or "")
-        if text is not None and kernel["kind"] == kept["kind"] and as_first(text, result, kernel, first, kept) == first.files[kept["module"]]:
+        if text is not None and kernel["kind"] == kept["kind"] and \
+                device_neutral(as_first(text, result, kernel, first, kept)) == device_neutral(first.files[kept["module"]]):
             return kernel
     return None
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from harvest.model import FxExpr, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
-from harvest.ops import SAME_VALUES, torch_ops_target
+from harvest.ops import SAME_VALUES, is_collective, torch_ops_target
 from harvest.reference.fx_args import fx_refs
 from harvest.text_output import plural
 
@@ -63,6 +63,9 @@ class Fragment:
     broken: dict[str, str] = field(default_factory=dict)  # node name -> why it cannot be rendered
     returns: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    # node -> the in-place collective that updated its tensor (all_reduce_(y, ...)): a kernel reading y's buffer
+    # after it reads the collective's result
+    collected: dict[str, str] = field(default_factory=dict)
 
 
 # What the reference calls to redraw tl.rand's numbers (harness.py's piece of that name).
@@ -99,6 +102,10 @@ def read_fragment(kernel: Kernel) -> Fragment:
         redrawn = redraw_random(node, target.split(".")[3] if target.count(".") >= 4 else "")
         if redrawn is not None:  # dropout's random numbers, drawn again as the kernel draws them
             fragment.ops[node.name] = redrawn
+            continue
+        if is_collective(target):  # (wait_tensor is not: it only returns the collective's tensor)
+            fragment.broken[node.name] = (f"{node.name} is a collective ({node.target}): it needs every rank, so eager "
+                                          "cannot redo it here; the record checks it")
             continue
         if not target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"

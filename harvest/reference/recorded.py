@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
-from harvest.ops import torch_ops_target
+from harvest.ops import is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.syntax import kernel_trees
 from harvest.reference.access import Access, top_op, sums_within
@@ -93,6 +93,13 @@ def _fragment(recorded: dict) -> Fragment:
             fragment.broken[node.name] = (f"{node.name} draws random numbers in the kernel ({node.target}, Triton's "
                                           "Philox from the run's seed): eager cannot redraw them; the record checks it")
             continue
+        if is_collective(target):  # (wait_tensor is not: it only returns the collective's tensor)
+            fragment.broken[node.name] = (f"{node.name} is a collective ({node.target}): it needs every rank, so eager "
+                                          "cannot redo it here; the record checks it")
+            in_place = target.split(".")[-2].endswith("_") if target.count(".") >= 2 else False
+            if in_place and node.args and isinstance(node.args[0], FxRef) and not node.args_error:
+                fragment.collected[node.args[0].name] = node.name
+            continue
         if not target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
             continue
@@ -151,6 +158,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if scalar:
             binding.scalar_inputs.add(param)
         node = _updated_before(node_of(buffer), buffer, buffers, computes, fragment)
+        node = fragment.collected.get(node, node) if node is not None else None  # what an in-place collective left there
         if node is None:
             # No FX node's value (a split reduction's partials, Inductor's own intermediate): bound under the
             # buffer's name, with its layout, so a stage-2 reduction can be computed from it.
