@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On two GPUs (device tool, kind nvidia-h200-x2, `carry: [".whl"]`), one call of < 10 minutes: issue 26 on CUDA.
+# On two GPUs (device tool, kind nvidia-h200-x2, `carry: [".whl"]`), or on one with gloo, one call of < 10 minutes:
+# issue 26 on CUDA.
 #   bash scripts/gpu_distributed.sh    the torchrun examples (DDP: same, divergent, a rank-dependent op; FSDP2; an
 #                                      all_reduce in the graph) extracted with --nproc-per-node 2 --device cuda
 #                                      (NCCL, one GPU per rank), every module --check'ed on the GPU; a failing and a
@@ -12,6 +13,8 @@ X=/tmp/x
 mkdir -p "$OUT" "$X"
 [ -n "${SKIP_INSTALL:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.device_count(), 'x', torch.cuda.get_device_name())"
+# One GPU for two ranks: NCCL refuses two ranks on one device, gloo takes CUDA tensors (the examples read BACKEND)
+[ "$(python3 -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)" -lt 2 ] && export BACKEND=gloo && echo "one GPU: BACKEND=gloo, both ranks on cuda:0"
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 

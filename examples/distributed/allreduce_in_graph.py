@@ -7,6 +7,8 @@ torch.distributed._functional_collectives inside a compiled function gets them i
 places them between its kernels (all_reduce_ on the buffer, then wait_tensor before the kernel that reads it).
 """
 
+import os
+
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
@@ -20,7 +22,7 @@ def mean_of_ranks_then_activate(x):
 
 
 def main() -> None:
-    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    dist.init_process_group(os.environ.get("BACKEND") or ("nccl" if torch.cuda.is_available() else "gloo"))
     rank = dist.get_rank()
     device = torch.device("cuda", rank % torch.cuda.device_count()) if torch.cuda.is_available() else torch.device("cpu")
     if device.type == "cuda":

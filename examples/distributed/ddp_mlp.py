@@ -2,7 +2,7 @@
 
     harvest extract --nproc-per-node 2 examples/distributed/ddp_mlp.py
 
-On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank). `--divergent` gives rank 1 a larger batch,
+On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank; BACKEND=gloo shares fewer GPUs than ranks). `--divergent` gives rank 1 a larger batch,
 so the two ranks compile different graphs; `--rank-op` makes rank 1 scale the model's output (one op more in the
 graph of rank 1, the other kernels the same); `--fail-rank R` makes rank R raise after its first step, `--hang-rank R`
 makes rank R sleep after its work, instead of ending.
@@ -42,9 +42,9 @@ def main() -> None:
     args = parser.parse_args()
 
     cuda = torch.cuda.is_available()
-    dist.init_process_group("nccl" if cuda else "gloo")
+    dist.init_process_group(os.environ.get("BACKEND") or ("nccl" if cuda else "gloo"))
     rank = dist.get_rank()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count()) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
     torch.manual_seed(0)

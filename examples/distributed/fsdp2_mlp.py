@@ -2,7 +2,7 @@
 
     harvest extract --nproc-per-node 2 examples/distributed/fsdp2_mlp.py
 
-On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank). Each rank holds a shard of every
+On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank; BACKEND=gloo shares fewer GPUs than ranks). Each rank holds a shard of every
 parameter; FSDP2 gathers them around the compiled forward and backward.
 """
 
@@ -29,9 +29,9 @@ class Block(nn.Module):
 
 def main() -> None:
     cuda = torch.cuda.is_available()
-    dist.init_process_group("nccl" if cuda else "gloo")
+    dist.init_process_group(os.environ.get("BACKEND") or ("nccl" if cuda else "gloo"))
     rank = dist.get_rank()
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)) % torch.cuda.device_count()) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
     mesh = init_device_mesh(device.type, (dist.get_world_size(),))
