@@ -2,10 +2,10 @@
 
     harvest extract --nproc-per-node 2 examples/distributed/ddp_mlp.py
 
-On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank; BACKEND=gloo shares fewer GPUs than ranks). `--divergent` gives rank 1 a larger batch,
-so the two ranks compile different graphs; `--rank-op` makes rank 1 scale the model's output (one op more in the
-graph of rank 1, the other kernels the same); `--fail-rank R` makes rank R raise after its first step, `--hang-rank R`
-makes rank R sleep after its work, instead of ending.
+On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank; BACKEND=gloo runs more ranks than GPUs).
+`--divergent` gives rank 1 a larger batch, so the two ranks compile different graphs; `--rank-op` makes rank 1 scale
+the model's output (one op more in the graph of rank 1, the other kernels the same); `--fail-rank R` makes rank R
+raise after its first step, `--hang-rank R` makes rank R sleep after its work, instead of ending.
 """
 
 import argparse

@@ -2,8 +2,8 @@
 
     harvest extract --nproc-per-node 2 examples/distributed/fsdp2_mlp.py
 
-On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank; BACKEND=gloo shares fewer GPUs than ranks). Each rank holds a shard of every
-parameter; FSDP2 gathers them around the compiled forward and backward.
+On CPUs it uses the gloo backend, on GPUs NCCL (one GPU per local rank; BACKEND=gloo runs more ranks than GPUs).
+Each rank holds a shard of every parameter; FSDP2 gathers them around the compiled forward and backward.
 """
 
 import os
