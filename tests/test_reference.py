@@ -548,17 +548,3 @@ def test_split_reduction_partial_by_hand_max_and_ambiguous_dims():
     """
     ref = _split_kernel(welford, "buf1", (8, 4), "triton_helpers.welford")
     assert ref.checked == ()
-
-
-def test_what_a_library_call_wrote_is_the_input_named_after_its_op():
-    """gpt2's forward on the H200, read as an artifact: the layer norm after the attention projection reads buf28, a
-    view of what `extern_kernels.mm(..., out=buf25)` wrote. Many placeholders of the fragment have its shape; the
-    one named after the op (`%mm_default_4`) is it, and the layer norm's output is then computed from it."""
-    source = (FIXTURES / "torch-2.11.0+cu130_triton-3.6.0/models/gpt2/g0_forward.py").read_text(encoding="utf-8")
-    graph = parse_output_code(source, name="g0_forward", role="forward")
-    launch = next(entry for entry in graph.launches if entry.order == 13)
-    assert graph.buffers["buf28"].base == "buf25" and any(e.out == "buf25" and e.op == "extern_kernels.mm" for e in graph.externs)
-    ref = build_reference(graph.kernel(launch.kernel), launch, graph)
-    assert "    mm_default_4 = in_out_ptr0.reshape(8192, 512)\n" in ref.source
-    assert ref.checked == ("out_ptr1", "out_ptr4")
-    assert "mm_default_4" not in " ".join(reason for _, reason in ref.unchecked)

@@ -211,12 +211,6 @@ def bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fr
                 and same(fragment.placeholders[n].meta, meta)]
 
     remaining = list(unbound)
-    for param in list(remaining):  # what a library call (mm, addmm, convolution) wrote: its node by the op's name
-        name = extern_output(graph, launch, arg_buffer(by_param[param]) if param in by_param else None, external, fragment,
-                             metas.get(param))
-        if name is not None and name not in binding.inputs:
-            binding.inputs[name] = param
-            remaining.remove(param)
     for pool in (external, internal, partials):
         for same in (same_shape, same_numel):
             for param in list(remaining):
@@ -241,30 +235,6 @@ def bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fr
     for param in remaining:
         binding.warnings.append(f"kernel reads {param} ({by_param[param].expr if param in by_param else '?'}), "
                                 f"which matches no fragment placeholder")
-
-
-def extern_output(graph: Graph, launch: Launch, buffer: str | None, names: list[str], fragment: Fragment,
-                  meta: TensorMeta | None) -> str | None:
-    """The placeholder a kernel's input holds when a library call wrote that input's buffer (or the buffer it views)
-    before the launch: `extern_kernels.mm(..., out=buf25)` then `buf28 = reinterpret_tensor(buf25, ...)` is the
-    fragment's `%mm_default_4` (Inductor names the node after the op). Only when one unbound placeholder of that op
-    has the buffer's element count; None otherwise (the other rules decide)."""
-    chain = []
-    while buffer is not None and buffer not in chain:
-        chain.append(buffer)
-        info = graph.buffers.get(buffer)
-        buffer = info.base if info is not None and info.origin == "view" else None
-    writers = [e for e in graph.externs if e.out in chain and e.order < launch.order]
-    if not writers or meta is None:
-        return None
-    op = max(writers, key=lambda e: e.order).op.split(".")
-    family = op[1] if op[0] in ("aten", "torch") and len(op) > 1 else op[-1]
-    if op[:3] == ["torch", "ops", "aten"] and len(op) > 3:
-        family = op[3]
-    pattern = re.compile(rf"{re.escape(family)}(_default)?(_\d+)?")
-    found = [n for n in names if pattern.fullmatch(n) and fragment.placeholders[n].meta is not None
-             and same_numel(fragment.placeholders[n].meta, meta)]
-    return found[0] if len(found) == 1 else None
 
 
 def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fragment: Fragment,
