@@ -36,7 +36,9 @@ def raw_digest(extraction: Path) -> str | None:
     record = raw / "capture.json"
     if not record.is_file():
         return None
-    files = [record, *sorted(raw.glob("*/output_code.py"))]
+    # a torchrun job's ranks: each rank's own capture and wrapper modules (bench runs them through the manifest)
+    files = [record, *sorted(raw.glob("*/output_code.py")), *sorted(raw.glob("rank*/capture.json")),
+             *sorted(raw.glob("rank*/*/output_code.py"))]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(raw).as_posix().encode("utf-8") + b"\0")

@@ -267,3 +267,23 @@ def test_a_collective_in_the_graph_is_shown_and_the_kernel_after_it_has_a_refere
     text = rank_markdown(rank_summary({"ranks": [0, 1], "graphs": [first, second]}))
     assert "collectives: rank 0 all_reduce_, wait_tensor; rank 1 none" in text
     assert "| 1 | 1 | 2 | 2 | 0 | none |" in text
+
+
+def test_a_changed_rank_wrapper_is_no_longer_made_here(same_job, tmp_path):
+    """bench runs raw/rank0/<graph>/output_code.py of a torchrun job: the trust digest covers the ranks' files."""
+    from harvest.trust import made_here, raw_digest
+
+    out, _ = same_job
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    before = raw_digest(copy)
+    wrapper = copy / "raw" / "rank0" / "g0_forward" / "output_code.py"
+    wrapper.write_text(wrapper.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert raw_digest(copy) != before
+    assert made_here(out) and not made_here(copy)
+
+
+def test_torchrun_arguments_it_refuses_are_one_line(tmp_path):
+    done = harvest("extract", "-o", str(tmp_path / "out"), "--", "torchrun", "--no-such-option", "1", str(DDP), cwd=ROOT)
+    assert done.returncode == TargetError.exit_code, done.stderr
+    assert error_line(done).startswith("harvest: error: torchrun started no rank (its arguments?); nothing was captured")
