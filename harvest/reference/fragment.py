@@ -72,6 +72,11 @@ class Fragment:
 TRITON_RAND = "triton_rand"
 
 
+def collective_reason(node: FxNode) -> str:
+    return (f"{node.name} is a collective ({node.target}): it needs every rank, so eager cannot redo it here; "
+            "the record checks it")
+
+
 def redraw_random(node: FxNode, family: str) -> Op | None:
     """Inductor's dropout draws with Triton's Philox: `inductor_lookup_seed(seeds, k)` is the seed at k of the seed
     buffer, `inductor_random(size, seed, 'rand')` is tl.rand(seed, offset) for the offsets 0, 1, ... of the
@@ -104,8 +109,7 @@ def read_fragment(kernel: Kernel) -> Fragment:
             fragment.ops[node.name] = redrawn
             continue
         if is_collective(target):  # (wait_tensor is not: it only returns the collective's tensor)
-            fragment.broken[node.name] = (f"{node.name} is a collective ({node.target}): it needs every rank, so eager "
-                                          "cannot redo it here; the record checks it")
+            fragment.broken[node.name] = collective_reason(node)
             continue
         if not target_exists(target):
             fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"

@@ -28,6 +28,7 @@ from harvest.reference.binding import (
 )
 from harvest.reference.fragment import (
     arg_buffer,
+    collective_reason,
     buffer_meta_of,
     Fragment,
     numel_of,
@@ -94,8 +95,7 @@ def _fragment(recorded: dict) -> Fragment:
                                           "Philox from the run's seed): eager cannot redraw them; the record checks it")
             continue
         if is_collective(target):  # (wait_tensor is not: it only returns the collective's tensor)
-            fragment.broken[node.name] = (f"{node.name} is a collective ({node.target}): it needs every rank, so eager "
-                                          "cannot redo it here; the record checks it")
+            fragment.broken[node.name] = collective_reason(node)
             in_place = target.split(".")[-2].endswith("_") if target.count(".") >= 2 else False
             if in_place and node.args and isinstance(node.args[0], FxRef) and not node.args_error:
                 fragment.collected[node.args[0].name] = node.name
