@@ -79,7 +79,9 @@ class MemoryAccess:
 @dataclass(frozen=True)
 class Assignment:
     target: str
-    value: ast.expr | None  # None: one of the names a tuple unpacks
+    value: ast.expr | None  # None: one of the names a tuple unpacks ...
+    unpacked: ast.expr | None = None  # ... from this value (`a, b, c = triton_helpers.welford(...)`) ...
+    position: int = 0  # ... at this position
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,8 @@ class _Gatherer(ast.NodeVisitor):
             if isinstance(target, ast.Name):
                 self.bucket.assignments.append(Assignment(target.id, node.value))
             elif isinstance(target, ast.Tuple):
-                self.bucket.assignments.extend(Assignment(e.id, None) for e in target.elts if isinstance(e, ast.Name))
+                self.bucket.assignments.extend(Assignment(e.id, None, node.value, i) for i, e in enumerate(target.elts)
+                                               if isinstance(e, ast.Name))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.generic_visit(node)

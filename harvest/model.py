@@ -146,11 +146,12 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Buffer:
-    """A tensor the wrapper's call() binds to a name: a graph input, an allocation, or a view of another buffer."""
+    """A tensor the wrapper's call() binds to a name: a graph input, an allocation, a view of another buffer, or what
+    a library call returned (its layout from the `assert_size_stride` after it, its dtype its first input's)."""
 
     name: str  # "arg0_1", "primals_1", "buf0"
     meta: TensorMeta
-    origin: Literal["input", "empty", "view", "other"]
+    origin: Literal["input", "empty", "view", "other", "extern"]
     base: str | None = None  # for views: the buffer it reinterprets
     offset: int | str = 0  # for views: storage offset in elements
     input_index: int | None = None  # position in call(args) for inputs

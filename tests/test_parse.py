@@ -573,7 +573,7 @@ def test_torch_2_6_format_without_runner() -> None:
     pow_1, pow_2 = kernel.comment.fragment
     assert (pow_1.name, pow_1.target, pow_1.meta, pow_1.num_users) == ("pow_1", "aten.pow.Tensor_Scalar", None, 1)
     assert pow_2.args == (FxRef("pow_1"), FxExpr(("2",))) and kernel.comment.fragment_return == ()
-    assert graph.symbols == ("s0", "ps0") and graph.scalar_values == {"arg0_1": 8, "s0": 8}
+    assert graph.symbols == ("s0", "ps0") and graph.scalar_values == {"arg0_1": 8, "s0": 8, "ps0": 256}  # ps0 = 32*s0
     assert graph.buffers["arg1_1"].meta == TensorMeta(("s0", 32), (32, 1), "float32", "cuda")
     assert graph.buffers["buf0"].meta.shape == ("s0", 32)
     (launch,) = graph.launches

@@ -23,7 +23,7 @@ from harvest.syntax import dotted
 
 __all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module"]
 
-SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "")
+SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "MixOrderReductionGrid", "")
 HEADER_SOURCE_LINES = 3  # source lines the module's docstring quotes; the rest by place (report.md lists all)
 INSTALLED = "<installed>/"  # how harvest.paths names a file of an installed package
 # Imports the template writes itself: a kernel's own imports beyond these go under them.
@@ -259,6 +259,10 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
                 config[rename.get(p, p)] = min(1024, next_power_of_2(values.get(p.replace("_BLOCK", "_numel").lower(), values.get("rnumel", 1))))
         config.update(num_warps=4 if kernel.kind == "pointwise" else 8, num_stages=1)
         origin = "no autotune record in the capture: harvest's default"
+        rows = mix_order_config(kernel)
+        if rows:
+            config.update({rename.get(k, k): v for k, v in rows.items()})
+            origin = "no autotune record in the capture: Inductor's rule for a mix-order reduction's split"
     for name, value in kernel.constants.items():  # compile-time constants Inductor passes by name
         if name in constexprs and isinstance(value, (int, float, bool)):
             config.setdefault(rename.get(name, name), value)
@@ -267,6 +271,19 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         where = "" if recorded is not None or ctx.winner is not None else " (no run was recorded: no config to take it from; --run-artifact records one)"
         raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}{where}")
     return config, origin
+
+
+def mix_order_config(kernel: Kernel) -> dict[str, int]:
+    """A mix-order reduction (`RSPLIT_SIZE` in inductor_meta: each program reduces RSPLIT_SIZE rows, XBLOCK at a
+    time, over NUM_STAGES pipeline stages) configured as Inductor's persistent_reduction heuristic does it; {} for
+    any other kernel."""
+    rsplit = kernel.inductor_meta.get("RSPLIT_SIZE")
+    if not isinstance(rsplit, int) or rsplit < 1:
+        return {}
+    rnumel = int(kernel.size_hints.get("r0_", 1))
+    xblock = min(max(rsplit // 32, 4 if rnumel <= 512 else 1), 16)
+    stages = (2 if rnumel > 8192 else 3) if kernel.inductor_meta.get("mix_order_reduction_allow_multi_stages", True) else 1
+    return {"RSPLIT_SIZE": rsplit, "XBLOCK": xblock, "NUM_STAGES": min(max(rsplit // xblock // 4, 1), stages)}
 
 
 def _body_constant(kernel: Kernel, name: str) -> int | None:
@@ -302,7 +319,7 @@ def build_grid(kernel: Kernel, rename: dict[str, str], values: dict[str, int | f
         number = None if value is None or block_value is None else -(-int(value) // int(block_value))
         return GridAxis(size, rename.get(block, block)), number
 
-    dims = [axis("xnumel", "XBLOCK")]
+    dims = [axis("xnumel", "RSPLIT_SIZE" if grid_type == "MixOrderReductionGrid" else "XBLOCK")]
     if "ynumel" in kernel.signature and (grid_type == "Grid2D" or "YBLOCK" in kernel.signature):
         dims.append(axis("ynumel", "YBLOCK"))
     if "znumel" in kernel.signature:

@@ -45,6 +45,7 @@ from harvest.parse.values import (
     size_tuple,
     tensor_name,
 )
+from harvest.shapes import evaluate
 from harvest.syntax import QuickVisitor
 
 
@@ -75,6 +76,8 @@ class CallReader(QuickVisitor):
         self.tensors: set[str] = set()  # every name known to hold a tensor, with or without a Buffer
         self.scalar_inputs: set[str] = set()
         self.symbol_sources: dict[str, str] = {}  # s77 -> arg0_1
+        self.symbol_exprs: dict[str, str] = {}  # a size computed from symbols -> its expression, in source order
+        self.returned: dict[str, str] = {}  # what a library call returned -> the dtype of its first tensor input
         self.function = ""
         self.top = False
 
@@ -123,7 +126,10 @@ class CallReader(QuickVisitor):
     def _read_call(self, call: cst.Call, target: str | None) -> bool:
         if m.matches(call, ARGS_CLEAR | HOUSEKEEPING_CALL | STREAM):
             return True
-        if m.matches(call, ASSERT_SIZE_STRIDE | ASSERT_SIZE_STRIDE_GROUPED):
+        if m.matches(call, ASSERT_SIZE_STRIDE):
+            self._add_returned_layout(call)
+            return True  # an input's: read up front by _add_inputs
+        if m.matches(call, ASSERT_SIZE_STRIDE_GROUPED):
             return True  # read up front by _add_inputs
         if m.matches(call, PARTITION_CALL):
             return self._read_partition(call)
@@ -140,8 +146,20 @@ class CallReader(QuickVisitor):
             self.externs.append(ExternCall(op, args, out_name, self._next_order(), self.function))
             if target is not None:
                 self.tensors.add(target)
+                self.returned[target] = next((self.buffers[a].meta.dtype for a in args if a in self.buffers), "")
             return True
         return False
+
+    def _add_returned_layout(self, call: cst.Call) -> None:
+        """`assert_size_stride(buf0, shape, stride, 'op')` after `buf0 = extern_kernels.convolution(...)`: the layout
+        of what the library call returned (its dtype: that of its first tensor input, as for mm and convolution)."""
+        positional = positional_args(call)
+        if len(positional) < 3 or not isinstance(positional[0], cst.Name):
+            return
+        name = positional[0].value
+        if name in self.returned and name not in self.buffers:
+            meta = TensorMeta(size_tuple(positional[1]), size_tuple(positional[2]), self.returned[name])
+            self._add_buffer(Buffer(name, meta, "extern"))
 
     def _read_assign(self, target: str, value: cst.BaseExpression) -> bool:
         if m.matches(value, ALLOCATION):
@@ -158,11 +176,16 @@ class CallReader(QuickVisitor):
         item_of_tensor = m.Subscript(value=m.Name(m.MatchIfTrue(self.tensors.__contains__)))
         if source in self.tensors or m.matches(value, item_of_tensor):
             self.tensors.add(target)  # a tensor without known meta, or an item of a fallback op's tuple result
+            whole = source or node_code(cst.ensure_type(value, cst.Subscript).value)
+            if whole in self.returned:  # `buf11 = buf10[0]` of `buf10 = torch.ops.aten.convolution_backward(...)`
+                self.returned[target] = self.returned[whole]
             return True
         if self._is_symbolic(value):
             self.symbols.append(target)
             if source is not None:
                 self.symbol_sources[target] = source
+            else:  # `triton_poi_fused_mul_tanh_0_xnumel = 2048*s77`: its value follows from the example's
+                self.symbol_exprs[target] = node_code(value)
             return True
         if m.matches(value, m.Call()):
             return self._read_call(cst.ensure_type(value, cst.Call), target)
@@ -292,6 +315,10 @@ class CallReader(QuickVisitor):
         for symbol, source in self.symbol_sources.items():
             if source in values:
                 values[symbol] = values[source]
+        for symbol, expr in self.symbol_exprs.items():
+            value = evaluate(expr, values)
+            if value is not None:
+                values[symbol] = value
         return values
 
 

@@ -19,6 +19,7 @@ class Access:
     first: dict[str, str] = field(default_factory=dict)  # param -> "load" | "store" (first access in source order)
     last_store: dict[str, ast.expr] = field(default_factory=dict)  # param -> value of its last tl.store
     assigns: dict[str, ast.expr | None] = field(default_factory=dict)  # name -> last assigned expr (None: unknown)
+    unpacked: dict[str, tuple[ast.expr, int]] = field(default_factory=dict)  # name -> (tuple value, its position)
     stored: set[str] = field(default_factory=set)  # params written by tl.store or an atomic
     loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
 
@@ -32,6 +33,8 @@ def scan_kernel(kernel: Kernel) -> Access:
     access = Access()
     for assignment in function.assignments:
         access.assigns[assignment.target] = assignment.value
+        if assignment.value is None and assignment.unpacked is not None:
+            access.unpacked[assignment.target] = (assignment.unpacked, assignment.position)
     # A template names its pointer parameters again (`A = arg_A`): an access through the alias is the parameter's.
     aliases = {a.target: a.value.id for a in function.assignments
                if isinstance(a.value, ast.Name) and a.value.id in params and a.target not in params}

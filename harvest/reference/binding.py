@@ -20,6 +20,7 @@ from harvest.reference.fragment import (
     same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols
+from harvest.reference.structure import agreement, closest, read_by
 from harvest.text_output import plural
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,6 +221,19 @@ def bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fr
                 if len(found) == 1 and not others:
                     binding.inputs[found[0]] = param
                     remaining.remove(param)
+        # Look-alike inputs: the one whose uses in the fragment look like the kernel's uses of the parameter.
+        for param in list(remaining):
+            free = matches(param, [n for n in pool if n not in binding.inputs], same_numel)
+            if len(free) < 2:
+                continue
+            scores = {n: read_by(param, access.assigns, access.unpacked, n, fragment) for n in free}
+            best = max(scores.values())
+            winners = [n for n, score in scores.items() if score == best]
+            if best[0] >= 2 and len(winners) == 1:
+                binding.inputs[winners[0]] = param
+                remaining.remove(param)
+                binding.warnings.append(f"bound {param} to {winners[0]} by how the kernel uses it "
+                                        f"({', '.join(free)} look alike)")
         # Several parameters with the same meta: Inductor numbers in_ptrK in the order the fragment reads them.
         free = [n for n in pool if n not in binding.inputs]
         if remaining and len(free) == len(remaining) and all(
@@ -270,10 +284,26 @@ def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, f
         elif by_op and not returned and len(by_op) == 1 and opaque:
             # The return names a view or buffer of it (`%expand_2` for `%div`); the stored op and meta single it out.
             chosen = by_op[0]
+        pool = returned or by_op or candidates
+        # What the rest of the computation says: among the nodes the fragment returns, else among all of this
+        # shape, the one whose operations agree deepest with the stored value's. It decides between look-alikes
+        # (or a buffer the fragment names without a node), and overrules a choice by meta and outermost op alone
+        # when that choice's operations do not even agree at the top (a conv's bias add is `convolution`, not the
+        # next add of the same shape).
+        value = access.last_store[param]
+        # (a tuple's item the fragment only implies, `getitem` of prepare_softmax_online, has no meta of its own)
+        unshaped = [n for n in fragment.returns if n in fragment.ops and fragment.ops[n].meta is None]
+        structural = closest(value, access.assigns, access.unpacked,
+                             [n for n in candidates if n in returns] + unshaped, fragment) \
+            or closest(value, access.assigns, access.unpacked, candidates, fragment)
+        if structural is not None and structural != chosen and (
+                chosen is None or agreement(value, access.assigns, access.unpacked, chosen, fragment) == 0):
+            binding.warnings.append(f"bound {param} to {structural} by how both are computed "
+                                    f"({', '.join(dict.fromkeys(pool + compatible_opaque))} look alike)")
+            chosen = structural
         if chosen is not None:
             binding.outputs[param] = chosen
             continue
-        pool = returned or by_op or candidates
         if buffer in opaque:
             why = f"{param} stores buffer {buffer}, which the fragment names without an FX node"
             if not candidates:
