@@ -248,15 +248,18 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         if recorded is not None and kernel.kind == "template" and chosen.chosen_by == "the only config":
             origin = "recorded in the run: the template config max-autotune picked"
     else:
-        xnumel = values.get("xnumel", 1)
+        xnumel = values.get("xnumel") or _body_constant(kernel, "xnumel") or 1
         config = {}
+        rblocks = {p: min(1024, next_power_of_2(values.get(p.replace("_BLOCK", "_numel").lower(), values.get("rnumel", 1))))
+                   for p in constexprs if re.fullmatch(r"R\d_BLOCK|RBLOCK", p)}
         for p in constexprs:
             if p == "XBLOCK":
-                config[rename.get(p, p)] = 1 if kernel.kind != "pointwise" else min(1024, next_power_of_2(xnumel))
+                config[rename.get(p, p)] = min(1024, next_power_of_2(xnumel)) if kernel.kind == "pointwise" else \
+                    reduction_rows(kernel, int(xnumel), max(rblocks.values(), default=0) or int(kernel.size_hints.get("r0_", 1)))
             elif p == "YBLOCK":
                 config[rename.get(p, p)] = min(32, next_power_of_2(values.get("ynumel", 1)))
-            elif re.fullmatch(r"R\d_BLOCK|RBLOCK", p):
-                config[rename.get(p, p)] = min(1024, next_power_of_2(values.get(p.replace("_BLOCK", "_numel").lower(), values.get("rnumel", 1))))
+            elif p in rblocks:
+                config[rename.get(p, p)] = rblocks[p]
         config.update(num_warps=4 if kernel.kind == "pointwise" else 8, num_stages=1)
         origin = "no autotune record in the capture: harvest's default"
         rows = mix_order_config(kernel)
@@ -271,6 +274,19 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         where = "" if recorded is not None or ctx.winner is not None else " (no run was recorded: no config to take it from; --run-artifact records one)"
         raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}{where}")
     return config, origin
+
+
+def reduction_rows(kernel: Kernel, xnumel: int, rblock: int) -> int:
+    """XBLOCK of a reduction that ran nowhere (an artifact): rows per program as Inductor's own configs take them,
+    up to 64 and at most 8192 values a block, a power of two that divides the rows when the kernel has no row mask.
+    Fewer, larger programs also let the Triton interpreter, one program at a time, check an H200-sized kernel in
+    seconds rather than minutes."""
+    masked = re.search(r"^\s+xmask = xindex < xnumel\s*$", kernel.source, flags=re.M) is not None
+    rows = 1
+    while rows < 64 and (rows * 2) * max(rblock, 1) <= 8192 and (masked or xnumel % (rows * 2) == 0) \
+            and rows * 2 <= next_power_of_2(xnumel):
+        rows *= 2
+    return rows
 
 
 def mix_order_config(kernel: Kernel) -> dict[str, int]:

@@ -68,6 +68,7 @@ class SplitReduction:
     scale: int | FxExpr | None = None  # a mean or variance from partial sums: the node is the combined partials / scale
     part: int | None = None  # "welford": which of the three this buffer holds (0 mean, 1 m2, 2 weight) ...
     of: tuple[str, ...] = ()  # ... and the parameters holding the mean, m2 and weight partials, which combine together
+    rows: int | None = None  # a mix-order reduction's workspace: flat, read as rows of this length before combining
 
 
 def split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
@@ -109,10 +110,10 @@ def _symbolic_count(fragment: Fragment, name: str) -> FxExpr | None:
     its source's sizes along the reduced dims (all of them for a `.default` overload)."""
     op = fragment.ops[name]
     source = op.args[0] if op.args else None
-    node = (fragment.ops.get(source.name) or fragment.placeholders.get(source.name)) if isinstance(source, FxRef) else None
-    if node is None or node.meta is None:
+    meta = fragment.meta_of(source.name) if isinstance(source, FxRef) else None
+    if meta is None:
         return None
-    shape = node.meta.shape
+    shape = meta.shape
     if op.target.endswith(".default") and len(op.args) == 1:
         reduced = list(range(len(shape)))
     elif len(op.args) >= 2 and isinstance(op.args[1], FxList) and all(
@@ -162,8 +163,8 @@ def _reduction_terms(fragment: Fragment, name: str) -> int | None:
     source = op.args[0] if op.args else None
     if not isinstance(source, FxRef):
         return None
-    node = fragment.ops.get(source.name) or fragment.placeholders.get(source.name)
-    whole = numel_of(node.meta.shape) if node is not None and node.meta is not None else None
+    meta = fragment.meta_of(source.name)
+    whole = numel_of(meta.shape) if meta is not None else None
     part = numel_of(op.meta.shape) if op.meta is not None else None
     if not whole or not part or whole % part:
         return None
@@ -310,6 +311,10 @@ def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, f
                 why += " (a split-reduction partial or an internal buffer)"
         elif not candidates:
             why = f"no fragment node has the shape/dtype of {buffer} {list(meta.shape)} {meta.dtype}"
+            rows = mix_order_rows(kernel, access, fragment, param, meta)
+            if rows is not None:
+                binding.outputs[param], binding.partial_outputs[param] = rows
+                continue
         elif len(pool) > 1 or compatible_opaque:
             names = ", ".join(dict.fromkeys(pool + compatible_opaque))
             why = f"cannot tell which of {names} {param} stores"
@@ -330,6 +335,25 @@ def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, f
             for param in params:
                 del binding.outputs[param]
                 binding.unchecked[param] = f"{' and '.join(params)} both match {name}"
+
+
+def mix_order_rows(kernel: Kernel, access: Access, fragment: Fragment, param: str,
+                   meta: TensorMeta) -> tuple[str, SplitReduction] | None:
+    """A mix-order reduction's workspace (`RSPLIT_SIZE` in inductor_meta): besides its row reduction, the kernel
+    sums its RSPLIT_SIZE rows of a column reduction and stores that as one row of a flat float32 buffer, one row
+    per program; Inductor's wrapper then sums the rows. Which column reduction: the sum node of a row's length whose
+    operations agree with the stored accumulator's. The check sums the rows (unused ones stay zero) and compares."""
+    rows = int(kernel.size_hints.get("r0_", 0))
+    if not kernel.inductor_meta.get("RSPLIT_SIZE") or rows < 1 or numel_of(meta.shape) is None \
+            or numel_of(meta.shape) % rows or top_op(access.last_store.get(param), access.assigns) is None:
+        return None
+    sums = [n for n, op in fragment.ops.items() if op.family == "sum" and op.meta is not None
+            and numel_of(op.meta.shape) == rows and _partial_dtype(meta.dtype, op.meta.dtype)]
+    chosen = closest(access.last_store[param], access.assigns, access.unpacked, sums, fragment)
+    if chosen is None:
+        return None
+    terms = _reduction_terms(fragment, chosen)
+    return chosen, SplitReduction("sum", (0,), terms, rows=rows)
 
 
 def _bind_by_store_order(binding: FragmentBinding, ambiguous: dict[str, tuple[str, ...]], fragment: Fragment) -> None:

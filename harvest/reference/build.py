@@ -18,6 +18,7 @@ from harvest.reference.binding import (
     FragmentBinding,
     needed_expression,
 )
+from harvest.reference.welford import bind_welford_split
 from harvest.reference.fragment import (
     PREPARE_SOFTMAX_ONLINE,
     arg_buffer,
@@ -231,6 +232,12 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
                                  f"mean, m2 and weight along dim {list(split.dims)};")
                     lines.append(f"    # check() combines them (Chan's formula) and compares with {', '.join(wholes)} "
                                  f"({split.terms} values per element).")
+            elif split.rows is not None:
+                welford = f'"rows": {split.rows}, '
+                lines.append(f"    # Mix-order reduction: each program stores its rows' partial sums of {expr} as one "
+                             f"row of {split.rows} in {the(param)};")
+                lines.append("    # check() adds up the rows (those no program wrote stay zero) and compares with "
+                             f"{expr}.")
             else:
                 parts, verb = SPLIT_WORDS[split.reduce]
                 lines.append(f"    # Split reduction, stage 1: the kernel stores {expr} as {chunks or 'several'} {parts} "
@@ -317,11 +324,12 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
         access = scan_kernel(kernel)
         if not kernel.comment.fragment:
             raise _NoFragment()
-        fragment = read_fragment(kernel)
+        fragment = read_fragment(kernel, graph)
         binding = FragmentBinding()
         bind_inputs(kernel, launch, graph, access, fragment, binding)
         bind_outputs(kernel, launch, graph, access, fragment, binding)
         bind_partial_inputs(fragment, binding)
+        bind_welford_split(kernel, graph, launch, access, fragment, binding)
         reference = _generate(kernel, fragment, binding, graph, launch, final_names or {})
         if fallback:
             reference = replace(reference, warnings=(fallback, *reference.warnings))

@@ -66,6 +66,13 @@ class Fragment:
     # node -> the in-place collective that updated its tensor (all_reduce_(y, ...)): a kernel reading y's buffer
     # after it reads the collective's result
     collected: dict[str, str] = field(default_factory=dict)
+    # graph inputs an op reads that the fragment neither defines nor lists (`mean(primals_1, [0])` in a kernel that
+    # reads only its partial sums) -> their layout in the wrapper: how many values a reduction of one combines
+    outside: dict[str, TensorMeta] = field(default_factory=dict)
+
+    def meta_of(self, name: str) -> TensorMeta | None:
+        node = self.ops.get(name) or self.placeholders.get(name)
+        return node.meta if node is not None else self.outside.get(name)
 
 
 # What the reference calls to redraw tl.rand's numbers (harness.py's piece of that name).
@@ -92,7 +99,9 @@ def redraw_random(node: FxNode, family: str) -> Op | None:
     return None
 
 
-def read_fragment(kernel: Kernel) -> Fragment:
+def read_fragment(kernel: Kernel, graph: Graph | None = None) -> Fragment:
+    """The kernel's `# Graph fragment:` as ops by name; with `graph`, the layouts of the graph inputs its ops read
+    without listing them."""
     fragment = Fragment(returns=tuple(kernel.comment.fragment_return))
     for node in kernel.comment.fragment:
         if node.op in ("placeholder", "PlaceHolder"):
@@ -119,7 +128,28 @@ def read_fragment(kernel: Kernel) -> Fragment:
             continue
         fragment.ops[node.name] = Op(node.name, target, node.args, dict(node.kwargs), node.meta)
     _infer_getitems(fragment)
+    if graph is not None:
+        read = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in fx_refs(v)}
+        elsewhere = None
+        for name in sorted(read - set(fragment.ops) - set(fragment.placeholders)):
+            buffer = graph.buffers.get(name)
+            if buffer is not None and buffer.origin == "input":
+                fragment.outside[name] = buffer.meta
+                continue
+            elsewhere = graph_node_metas(graph) if elsewhere is None else elsewhere
+            if name in elsewhere:  # (a node another kernel of the graph computes or reads, with its layout)
+                fragment.outside[name] = elsewhere[name]
     return fragment
+
+
+def graph_node_metas(graph: Graph) -> dict[str, TensorMeta]:
+    """Every FX node some kernel comment of the graph gives a layout: its own nodes and what it reads."""
+    found: dict[str, TensorMeta] = {}
+    for kernel in graph.kernels:
+        for node in kernel.comment.fragment:
+            if node.meta is not None:
+                found.setdefault(node.name, node.meta)
+    return found
 
 
 def _getitem_index(name: str) -> int:

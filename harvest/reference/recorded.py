@@ -15,7 +15,6 @@ import re
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
-from harvest.syntax import kernel_trees
 from harvest.reference.access import Access, top_op, sums_within
 from harvest.reference.binding import (
     SPLIT_REDUCTIONS,
@@ -25,6 +24,15 @@ from harvest.reference.binding import (
     bind_partial_outputs,
     FragmentBinding,
     partial_of,
+)
+from harvest.reference.welford import (
+    combine_welford_partials,
+    count_node,
+    define_before,
+    total_node,
+    variance_from_m2,
+    welford_part,
+    welford_parts,
 )
 from harvest.reference.fragment import (
     arg_buffer,
@@ -245,12 +253,12 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffer
                 binding.partial_outputs[param] = SplitReduction("sum", dims, terms, scale_of(stored))
                 del binding.unchecked[param]
             elif numel_of(meta.shape) == numel_of(whole.shape):  # not split: the whole sum, divided by the next kernel
-                binding.outputs[param] = _total(fragment, stored, scale_of(stored))
+                binding.outputs[param] = total_node(fragment, stored, scale_of(stored))
                 del binding.unchecked[param]
         # A Welford reduction's m2 and weight, stored whole: var * (n - correction) and n. Stored split (a split
         # Welford's first stage: each chunk's mean, m2 and weight), the three are checked together: check()
         # combines them and compares with the mean, var * (n - correction) and n.
-        welford = _welford_parts(kernel)
+        welford = welford_parts(kernel)
         whole = fragment.placeholders[mean].meta
         split_parts: dict[int, tuple[str, tuple[int, ...]]] = {}
         for param, entry in args.items():
@@ -259,7 +267,7 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffer
             if (param not in binding.unchecked or param not in access.stored or not of_this(buffer) or meta is None
                     or whole is None):
                 continue
-            part = _welford_part(access.last_store.get(param), access.assigns, welford)
+            part = welford_part(access.last_store.get(param), access.assigns, welford)
             if numel_of(meta.shape) != numel_of(whole.shape):
                 if partials:
                     continue  # (a second stage stores no partials)
@@ -267,21 +275,26 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffer
                 if part is not None and dims is not None:
                     split_parts[part] = (param, dims)
             elif part == 1 and var is not None:
-                binding.outputs[param] = _total(fragment, var, terms - correction)
+                binding.outputs[param] = total_node(fragment, var, terms - correction)
                 del binding.unchecked[param]
             elif part == 2:
-                binding.outputs[param] = _count(fragment, mean, terms)
+                binding.outputs[param] = count_node(fragment, mean, terms)
                 del binding.unchecked[param]
         if sorted(split_parts) == [0, 1, 2] and len({dims for _, dims in split_parts.values()}) == 1:
             of = tuple(split_parts[k][0] for k in range(3))
-            expected = [mean, _total(fragment, var, terms - correction) if var is not None else None,
-                        _count(fragment, mean, terms)]
+            expected = [mean, total_node(fragment, var, terms - correction) if var is not None else None,
+                        count_node(fragment, mean, terms)]
             for part, (param, dims) in split_parts.items():
                 if expected[part] is not None:
                     binding.outputs[param] = expected[part]
                     binding.partial_outputs[param] = SplitReduction("welford", dims, terms, None, part, of)
                     del binding.unchecked[param]
-        _bind_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
+        combine_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
+        if var is not None and whole is not None:  # the m2 that a kernel after the var_mean's reads, with the mean
+            m2s = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)
+                   and binding.input_meta.get(n) is not None
+                   and numel_of(binding.input_meta[n].shape) == numel_of(whole.shape)]
+            variance_from_m2(name, var, terms - correction, m2s, fragment, binding)
         # Stage 2: this kernel reads partial sums and combines them.
         if not partials:
             continue
@@ -302,7 +315,7 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffer
             if (param in binding.unchecked and param in access.stored and of_this(buffer) and meta is not None
                     and numel_of(meta.shape) == numel_of(whole.shape)
                     and top_op(access.last_store.get(param), access.assigns) == "sum"):
-                binding.outputs[param] = _total(fragment, target, scale_of(target))
+                binding.outputs[param] = total_node(fragment, target, scale_of(target))
                 del binding.unchecked[param]
 
 
@@ -330,134 +343,7 @@ def _bind_convolution_without_bias(binding: FragmentBinding, buffers: dict[str, 
         fragment.ops[conv.name] = Op(conv.name, "torch.ops.aten.add.Tensor", (FxRef(name), FxRef(per_channel)), {},
                                       conv.meta)
         fragment.broken.pop(conv.name, None)
-        _define_before(fragment, before, {conv.name})
-
-
-def _welford_parts(kernel: Kernel) -> dict[str, int]:
-    """Names the kernel unpacks from a Welford helper (`mean, m2, weight = triton_helpers.welford(...)`): which of
-    the three each is (0 mean, 1 m2, 2 weight)."""
-    import ast
-
-    found: dict[str, int] = {}
-    tree = kernel_trees(kernel.source).ast  # (parsed once per extraction: harvest.syntax)
-    if tree is None:
-        return found
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
-                and len(node.targets[0].elts) == 3 and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr.startswith("welford")):
-            for index, element in enumerate(node.targets[0].elts):
-                if isinstance(element, ast.Name):
-                    found[element.id] = index
-    return found
-
-
-def _welford_part(expr, assigns: dict, welford: dict[str, int]) -> int | None:
-    """Which Welford output a stored value is, through the copies, subscripts and broadcasts in between."""
-    import ast
-
-    seen: set[str] = set()
-    while expr is not None:
-        if isinstance(expr, ast.Name):
-            if expr.id in welford:
-                return welford[expr.id]
-            if expr.id in seen:
-                return None
-            seen.add(expr.id)
-            expr = assigns.get(expr.id)
-        elif isinstance(expr, ast.Subscript):
-            expr = expr.value
-        elif isinstance(expr, ast.Call) and expr.args and isinstance(expr.func, ast.Attribute) and expr.func.attr in (
-                "broadcast_to", "reshape", "view", "to"):
-            expr = expr.args[0]
-        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
-            expr = expr.func.value
-        elif isinstance(expr, ast.Attribute):
-            expr = expr.value
-        else:
-            return None
-    return None
-
-
-def _bind_welford_partials(name: str, mean: str, var: str | None, terms: int, correction: int, binding: FragmentBinding,
-                           fragment: Fragment, partials: list[str]) -> None:
-    """A split Welford reduction's second stage reads three buffers of partials (the mean, m2 and weight of each
-    chunk, in that order: Inductor makes them in that order, so their buffer numbers are too) and combines them:
-    weight = sum(w), mean = sum(w * m) / weight, m2 = sum(m2_k + w * (m_k - mean)**2), var = m2 / (n - correction).
-    The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs."""
-    if len(partials) != 3 or mean in binding.inputs:
-        return
-    before = list(fragment.ops)
-    ordered = sorted(partials, key=lambda b: int("".join(c for c in b if c.isdigit()) or 0))
-    metas = [binding.input_meta.get(b) for b in ordered]
-    whole = fragment.placeholders[mean].meta
-    if any(m is None or tuple(map(str, m.shape)) != tuple(map(str, metas[0].shape)) for m in metas) or whole is None:
-        return
-    dims = split_dims(metas[0].shape, whole.shape)
-    if dims is None:
-        return
-    part_mean, part_m2, part_weight = (FxRef(b) for b in ordered)
-    keep = FxList(tuple(FxExpr((str(d),)) for d in dims))
-
-    def op(suffix: str, target: str, *args) -> FxRef:
-        node = f"{name}_{suffix}"
-        fragment.ops[node] = Op(node, target, tuple(args), {}, None)
-        return FxRef(node)
-
-    true = FxExpr(("True",))
-    weight = op("weight", "torch.ops.aten.sum.dim_IntList", part_weight, keep, true)
-    weighted = op("weighted_means", "torch.ops.aten.mul.Tensor", part_weight, part_mean)
-    mean_kept = op("mean", "torch.ops.aten.div.Tensor", op("sum_of_weighted_means", "torch.ops.aten.sum.dim_IntList",
-                                                           weighted, keep, true), weight)
-    shape = FxList(tuple(FxExpr((str(s),)) for s in whole.shape))
-    fragment.ops[mean] = Op(mean, "torch.ops.aten.reshape.default", (mean_kept, shape), {}, whole)
-    fragment.broken.pop(mean, None)
-    if var is None or fragment.placeholders.get(var) is None or fragment.placeholders[var].meta is None:
-        _define_before(fragment, before, {mean})
-        return
-    deviation = op("deviation", "torch.ops.aten.sub.Tensor", part_mean, mean_kept)
-    spread = op("spread", "torch.ops.aten.mul.Tensor", part_weight,
-                op("deviation_squared", "torch.ops.aten.mul.Tensor", deviation, deviation))
-    m2 = op("m2", "torch.ops.aten.sum.dim_IntList", op("m2_parts", "torch.ops.aten.add.Tensor", part_m2, spread), keep, true)
-    # (divided by the graph's count less the correction, as Inductor's kernel does, not by the summed weights:
-    # the same on the run's data, where the weights add up to the count)
-    var_kept = op("var", "torch.ops.aten.div.Tensor", m2, FxExpr((str(terms - correction),)))
-    fragment.ops[var] = Op(var, "torch.ops.aten.reshape.default", (var_kept, FxList(tuple(
-        FxExpr((str(s),)) for s in fragment.placeholders[var].meta.shape))), {}, fragment.placeholders[var].meta)
-    fragment.broken.pop(var, None)
-    _define_before(fragment, before, {mean, var})
-
-
-def _define_before(fragment: Fragment, before: list[str], replaced: set[str]) -> None:
-    """Put the ops added since `before` ahead of the first replaced node: the reference computes in this order."""
-    added = [n for n in fragment.ops if n not in before]
-    ordered: dict[str, Op] = {}
-    for name in before:
-        op = fragment.ops[name]
-        uses = {r for v in (*op.args, *op.kwargs.values()) for r in fx_refs(v)}
-        if (name in replaced or uses & replaced) and added:
-            ordered.update((n, fragment.ops[n]) for n in added)
-            added = []
-        ordered[name] = fragment.ops[name]
-    ordered.update((n, fragment.ops[n]) for n in added)
-    fragment.ops = ordered
-
-
-def _count(fragment: Fragment, mean: str, terms: int) -> str:
-    """A node for a Welford reduction's weight: how many values each mean is of (`getitem_1_count`)."""
-    count = f"{mean}_count"
-    fragment.ops[count] = Op(count, "torch.ops.aten.full_like.default", (FxRef(mean), FxExpr((str(terms),))), {},
-                              fragment.placeholders[mean].meta)
-    return count
-
-
-def _total(fragment: Fragment, statistic: str, scale: int) -> str:
-    """A node for the sum a mean or variance divides (`getitem_1_total = getitem_1 * 32`): what a kernel stores when
-    it leaves the division to the next."""
-    total = f"{statistic}_total"
-    fragment.ops[total] = Op(total, "torch.ops.aten.mul.Tensor", (FxRef(statistic), FxExpr((str(scale),))), {},
-                              fragment.placeholders[statistic].meta)
-    return total
+        define_before(fragment, before, {conv.name})
 
 
 def _var_mean_parts(name: str, op: Op, fragment: Fragment) -> tuple[str, str | None, int, int] | None:

@@ -25,6 +25,7 @@ from harvest.syntax import dotted
 
 Tree = tuple  # (operation, *operand trees); a leaf is ("load",), ("const",), ("index",), ("rand",) or ("?",)
 UNKNOWN: Tree = ("?",)
+ACCUMULATOR: Tree = ("acc",)  # a loop-carried value, read in its own update
 DEEPEST = 8  # levels compared: deeper than any disagreement among look-alike candidates seen on real kernels
 ENOUGH = 2  # a node is told apart only by agreeing below its outermost op
 
@@ -60,7 +61,7 @@ def triton_tree(expr: ast.expr | None, assigns: Mapping[str, ast.expr | None],
         return UNKNOWN
     if isinstance(expr, ast.Name):
         if expr.id in seen:
-            return UNKNOWN
+            return ACCUMULATOR  # a loop's accumulator read where it is updated: `_tmp5 = _tmp5 + tmp4`
         if expr.id in tuples:  # `tmp10, tmp11, tmp12 = triton_helpers.welford(...)`
             source, position = tuples[expr.id]
             call = triton_tree(source, assigns, tuples, 1, seen | {expr.id})  # an item of it is a leaf
@@ -85,6 +86,9 @@ def triton_tree(expr: ast.expr | None, assigns: Mapping[str, ast.expr | None],
             return ("welford",)  # a variance: the Welford m2 over the count
         if isinstance(expr.op, ast.Div) and operands[1] == ("const",):
             return _op("mul", operands)  # Inductor may write x / 512 as x * 0.001953125
+        if isinstance(expr.op, (ast.Add, ast.Mult)) and ACCUMULATOR in operands:  # a looped sum's (product's) step
+            other = expr.right if operands[0] == ACCUMULATOR else expr.left
+            return triton_tree(other, assigns, tuples, depth, seen)
         return _op(_BINOPS[type(expr.op)], operands)
     if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and type(expr.ops[0]) in _COMPARES:
         operands = (expr.left, expr.comparators[0])
@@ -110,7 +114,7 @@ def _triton_call(call: ast.Call, assigns, tuples, depth: int, seen: frozenset[st
     if name == "tl.full" or name == "tl.zeros" or name == "tl.zeros_like":
         return ("const",)
     if name == "tl.where" and len(call.args) == 3 and _is_mask(call.args[0], assigns) \
-            and triton_tree(call.args[2], assigns, tuples, 1, seen) == ("const",):
+            and triton_tree(call.args[2], assigns, tuples, 1, seen) in (("const",), ACCUMULATOR):
         return triton_tree(call.args[1], assigns, tuples, depth, seen)  # a reduction's masking where
     operation = _TRITON_CALLS.get(name, name.rsplit(".", 1)[-1])
     if operation == "rand":
@@ -118,7 +122,10 @@ def _triton_call(call: ast.Call, assigns, tuples, depth: int, seen: frozenset[st
     if depth <= 0:
         return UNKNOWN
     operands = call.args[:1] if operation in ("sum", "amax", "amin", "any") else call.args
-    return _op(operation, [triton_tree(e, assigns, tuples, depth - 1, seen) for e in operands])
+    trees = [triton_tree(e, assigns, tuples, depth - 1, seen) for e in operands]
+    if operation in ("maximum", "minimum") and len(trees) == 2 and ACCUMULATOR in trees:  # a looped max's step
+        return triton_tree(operands[1] if trees[0] == ACCUMULATOR else operands[0], assigns, tuples, depth, seen)
+    return _op(operation, trees)
 
 
 def softmax_statistic(position: int, softmaxed, depth: int) -> Tree:
@@ -275,7 +282,7 @@ USES = 3  # generations of uses compared for an input
 
 
 def read_by(param: str, assigns: Mapping[str, ast.expr | None], tuples: Mapping[str, tuple[ast.expr, int]],
-            name: str, fragment: Fragment) -> tuple[int, ...]:
+            name: str, fragment: Fragment) -> tuple[float, ...]:
     """How alike what the kernel computes from its loads of `param` and what the fragment computes from the node
     `name` are: per generation of uses (the operations that use the load and the node, then the operations that use
     those, ...), the best agreement between one of the kernel's and one of the fragment's (views and conversions
@@ -286,8 +293,11 @@ def read_by(param: str, assigns: Mapping[str, ast.expr | None], tuples: Mapping[
     scores = []
     for _ in range(USES):
         mine, theirs = set(_users(mine, assigns, tuples)), set(_fx_users(theirs, fragment))
-        scores.append(max((agreement(assigns[user], assigns, tuples, node, fragment) for user in mine for node in theirs),
-                          default=0))
+        agreed = {(user, node): agreement(assigns[user], assigns, tuples, node, fragment) for user in mine for node in theirs}
+        # Both ways: each use of the one matched to its likeliest use of the other, on average (a node that shares
+        # one of its two uses with the parameter's is not as alike as one that has both).
+        scores.append(sum(max(agreed[u, n] for n in theirs) for u in mine) / len(mine)
+                      + sum(max(agreed[u, n] for u in mine) for n in theirs) / len(theirs) if mine and theirs else 0)
     return tuple(scores)
 
 
