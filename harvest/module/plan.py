@@ -254,14 +254,14 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
                    for p in constexprs if re.fullmatch(r"R\d_BLOCK|RBLOCK", p)}
         for p in constexprs:
             if p == "XBLOCK":
-                config[rename.get(p, p)] = min(1024, next_power_of_2(xnumel)) if kernel.kind == "pointwise" else \
+                config[rename.get(p, p)] = pointwise_block(kernel, int(xnumel)) if kernel.kind == "pointwise" else \
                     reduction_rows(kernel, int(xnumel), max(rblocks.values(), default=0) or int(kernel.size_hints.get("r0_", 1)))
             elif p == "YBLOCK":
                 config[rename.get(p, p)] = min(32, next_power_of_2(values.get("ynumel", 1)))
             elif p in rblocks:
                 config[rename.get(p, p)] = rblocks[p]
-        config.update(num_warps=4 if kernel.kind == "pointwise" else 8, num_stages=1)
-        origin = "no autotune record in the capture: harvest's default"
+        config.update(num_warps=8, num_stages=1)
+        origin = "no autotune record in the capture: harvest's default (large blocks: few programs)"
         rows = mix_order_config(kernel)
         if rows:
             config.update({rename.get(k, k): v for k, v in rows.items()})
@@ -274,6 +274,21 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         where = "" if recorded is not None or ctx.winner is not None else " (no run was recorded: no config to take it from; --run-artifact records one)"
         raise RenderError(f"no value for constexpr parameter(s) {', '.join(missing)}{where}")
     return config, origin
+
+
+# A pointwise kernel's block when no run chose one: 32 values a thread at 8 warps on a GPU, and few programs for
+# the Triton interpreter, which runs them one at a time (an H200-sized kernel checks in seconds, not minutes).
+POINTWISE_BLOCK = 8192
+
+
+def pointwise_block(kernel: Kernel, xnumel: int) -> int:
+    """XBLOCK of a pointwise kernel that ran nowhere: up to POINTWISE_BLOCK, and a divisor of xnumel when the kernel
+    has no bounds mask (Inductor left it out because its own blocks were all full)."""
+    block = min(POINTWISE_BLOCK, next_power_of_2(xnumel))
+    if re.search(r"^\s+xmask = xindex < xnumel\s*$", kernel.source, flags=re.M) is None:
+        while block > 1 and xnumel % block:
+            block //= 2
+    return block
 
 
 def reduction_rows(kernel: Kernel, xnumel: int, rblock: int) -> int:

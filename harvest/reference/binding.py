@@ -3,6 +3,7 @@ top op; split reductions' partials. Whatever cannot be bound without guessing is
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -331,7 +332,9 @@ def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, f
     for param, name in binding.outputs.items():
         seen.setdefault(name, []).append(param)
     for name, params in seen.items():
-        if len(params) > 1:
+        # (two parameters that store one Triton value are one node: Inductor writes a value to two buffers, a copy
+        # in another layout)
+        if len(params) > 1 and len({ast.dump(access.last_store[p]) for p in params if p in access.last_store}) > 1:
             for param in params:
                 del binding.outputs[param]
                 binding.unchecked[param] = f"{' and '.join(params)} both match {name}"

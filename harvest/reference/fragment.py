@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harvest.model import FxExpr, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
+from harvest.model import FxExpr, FxList, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
 from harvest.ops import SAME_VALUES, is_collective, torch_ops_target
 from harvest.reference.fx_args import fx_refs
 from harvest.text_output import plural
@@ -129,6 +129,8 @@ def read_fragment(kernel: Kernel, graph: Graph | None = None) -> Fragment:
         fragment.ops[node.name] = Op(node.name, target, node.args, dict(node.kwargs), node.meta)
     _infer_getitems(fragment)
     if graph is not None:
+        _infer_getitems_from_graph(fragment, graph)
+        _infer_folded_views(fragment)
         read = {ref for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for ref in fx_refs(v)}
         elsewhere = None
         for name in sorted(read - set(fragment.ops) - set(fragment.placeholders)):
@@ -150,6 +152,93 @@ def graph_node_metas(graph: Graph) -> dict[str, TensorMeta]:
             if node.meta is not None:
                 found.setdefault(node.name, node.meta)
     return found
+
+
+def _tuple_arity(op: Op, fragment: Fragment) -> int | None:
+    """How many outputs a split returns: split(x, size, dim) ceil(x.shape[dim] / size) of them,
+    split_with_sizes(x, sizes, dim) one per size."""
+    if op.family == "split_with_sizes" and len(op.args) > 1 and isinstance(op.args[1], FxList):
+        return len(op.args[1].items)
+    if op.family != "split" or len(op.args) < 2 or not isinstance(op.args[0], FxRef):
+        return None
+    meta = fragment.meta_of(op.args[0].name)
+    dim = op.args[2].text if len(op.args) > 2 and isinstance(op.args[2], FxExpr) else "0"
+    size = op.args[1].text if isinstance(op.args[1], FxExpr) else ""
+    if meta is None or not size.isdigit() or not dim.lstrip("-").isdigit() or not meta.shape:
+        return None
+    length = meta.shape[int(dim) % len(meta.shape)]
+    return -(-length // int(size)) if isinstance(length, int) and int(size) > 0 else None
+
+
+def _infer_getitems_from_graph(fragment: Fragment, graph: Graph) -> None:
+    """Getitems of a split the fragment uses but does not define, told from the whole graph: the kernels that take
+    the q, k and v of one split each use one of its getitems (`getitem_2`, `getitem_3`, `getitem_4`); when the
+    comments of the graph's kernels that define that split use, between them, as many undefined getitems as it has
+    outputs, they are its outputs in FX naming order (the order in which FX created them)."""
+    broken = [n for n in fragment.broken if re.fullmatch(r"getitem(_\d+)?", n) and n not in fragment.ops]
+    splits = [op for op in fragment.ops.values() if op.family in ("split", "split_with_sizes")]
+    if not broken or len(splits) != 1:
+        return
+    split = splits[0]
+    arity = _tuple_arity(split, fragment)
+    used: set[str] = set()
+    for kernel in graph.kernels:
+        nodes = {node.name: node for node in kernel.comment.fragment}
+        node = nodes.get(split.name)
+        if node is None or torch_ops_target(node.target) != split.target or node.args != split.args:
+            continue
+        for other in kernel.comment.fragment:
+            used |= {r for v in (*other.args, *dict(other.kwargs).values()) for r in fx_refs(v)
+                     if re.fullmatch(r"getitem(_\d+)?", r) and r not in nodes}
+    if arity is None or len(used) != arity or not set(broken) <= used:
+        return
+    before = list(fragment.ops)
+    for index, name in enumerate(sorted(used, key=_getitem_index)):
+        if name in broken:
+            fragment.ops[name] = Op(name, "operator.getitem", (FxRef(split.name), FxExpr((str(index),))), {}, None,
+                                    inferred=True)
+            fragment.broken.pop(name)
+            fragment.warnings.append(f"inferred {name} = {split.name}[{index}] from the graph's other kernels")
+    _order_after(fragment, before, split.name)
+
+
+def _infer_folded_views(fragment: Fragment) -> None:
+    """A view the comment names but does not define (`clone_3 = clone(expand_2)`, with `expand_2` neither defined nor
+    read by the kernel): an `expand` of a node to its own shape that Inductor folded away. It is the view of the one
+    node the fragment computes and nothing in it uses, when that node has the shape of the reader; else left as it
+    is."""
+    used = {r for op in fragment.ops.values() for v in (*op.args, *op.kwargs.values()) for r in fx_refs(v)}
+    for name, op in list(fragment.ops.items()):
+        if op.family != "clone" or not op.args or not isinstance(op.args[0], FxRef) or op.meta is None:
+            continue
+        folded = op.args[0].name
+        if folded in fragment.ops or not re.fullmatch(r"expand(_\d+)?", folded):
+            continue
+        dangling = [n for n, o in fragment.ops.items() if n not in used and n != name and o.meta is not None
+                    and tuple(map(str, o.meta.shape)) == tuple(map(str, op.meta.shape))]
+        if len(dangling) != 1:
+            continue
+        before = list(fragment.ops)
+        shape = FxList(tuple(FxExpr((str(s),)) for s in op.meta.shape))
+        fragment.ops[folded] = Op(folded, "torch.ops.aten.expand.default", (FxRef(dangling[0]), shape), {}, None,
+                                  inferred=True)
+        fragment.broken.pop(folded, None)
+        fragment.warnings.append(f"inferred {folded} = {dangling[0]} expanded to its own shape (a view the comment "
+                                 "does not define)")
+        used.add(dangling[0])
+        _order_after(fragment, before, dangling[0])
+
+
+def _order_after(fragment: Fragment, before: list[str], anchor: str) -> None:
+    """The ops added since `before` placed right after `anchor`, so the reference defines them in order."""
+    added = [n for n in fragment.ops if n not in before]
+    ordered: dict[str, Op] = {}
+    for name in before:
+        ordered[name] = fragment.ops[name]
+        if name == anchor:
+            ordered.update((n, fragment.ops[n]) for n in added)
+    ordered.update((n, fragment.ops[n]) for n in added if n not in ordered)
+    fragment.ops = ordered
 
 
 def _getitem_index(name: str) -> int:

@@ -264,7 +264,34 @@ def closest(value: ast.expr | None, assigns, tuples, names: list[str], fragment:
     scores = {name: agreement(value, assigns, tuples, name, fragment) for name in dict.fromkeys(names)}
     best = max(scores.values(), default=0)
     winners = [name for name, score in scores.items() if score == best]
-    return winners[0] if best >= ENOUGH and len(winners) == 1 else None
+    if best < ENOUGH:
+        return None
+    return winners[0] if len(winners) == 1 or one_value(winners, fragment) else None
+
+
+# Ops that give their input's values unchanged when the shape does not change (a copy, an alias, a no-op view).
+_SAME_WHEN_SAME_SHAPE = {"clone", "alias", "expand", "view", "reshape", "_unsafe_view", "contiguous"}
+
+
+def one_value(names: list[str], fragment: Fragment) -> bool:
+    """Whether the nodes are all one value: each a copy or a same-shape view of another (`clone_4 = clone(expand_4)`,
+    `expand_4 = expand(clone_1, its own shape)`). Then which of them an output is told to be makes no difference."""
+    root: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while root.get(name, name) != name:
+            name = root[name]
+        return name
+
+    for name, op in fragment.ops.items():
+        source = op.args[0].name if op.args and isinstance(op.args[0], FxRef) else None
+        source_meta = fragment.meta_of(source) if source else None
+        if op.family in _SAME_WHEN_SAME_SHAPE and source_meta is not None and op.meta is not None \
+                and tuple(map(str, source_meta.shape)) == tuple(map(str, op.meta.shape)):
+            root[find(name)] = find(source)
+        elif op.family in _SAME_WHEN_SAME_SHAPE and op.inferred and source is not None:
+            root[find(name)] = find(source)  # a view harvest inferred to the reader's own shape
+    return len({find(n) for n in names}) == 1
 
 
 def _leaves(tree: Tree) -> list[Tree]:
