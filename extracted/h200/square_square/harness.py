@@ -102,6 +102,8 @@ def reduce_partials(partials, split):
         m2 = (m2s + weights * (means - mean) ** 2).sum(split["dims"], keepdim=True)
         return (mean, m2, weight)[split["part"]].squeeze(split["dims"]).to(partials[0].dtype)
     combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
+    if "rows" in split:  # a mix-order reduction's flat workspace: one row of partials per program
+        partials = partials.reshape(-1, split["rows"])
     return combine(partials.cpu(), dim=split["dims"])
 
 
