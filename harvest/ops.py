@@ -67,3 +67,11 @@ def is_op_target(target: str) -> bool:
     """True for targets counted as ops (ATen/prims/...), False for bookkeeping such as operator.getitem."""
     target = aten_target(target)
     return bool(target) and target not in _NOT_OPS
+
+# Ops whose value is their first argument updated in place: the buffer made for them first holds that argument
+# (one kernel copies it in), then another kernel scatters into it.
+UPDATES_FIRST_ARG = {"index_put", "index_put_", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+                      "scatter_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
+                      "index_fill_", "masked_scatter", "masked_scatter_", "_unsafe_index_put", "select_scatter",
+                      "slice_scatter", "diagonal_scatter", "as_strided_scatter",
+                      "_unsafe_masked_index_put_accumulate", "index_reduce", "index_reduce_"}

@@ -20,6 +20,7 @@ class Access:
     last_store: dict[str, ast.expr] = field(default_factory=dict)  # param -> value of its last tl.store
     assigns: dict[str, ast.expr | None] = field(default_factory=dict)  # name -> last assigned expr (None: unknown)
     unpacked: dict[str, tuple[ast.expr, int]] = field(default_factory=dict)  # name -> (tuple value, its position)
+    atomic: dict[str, ast.expr] = field(default_factory=dict)  # param -> what its last tl.atomic_* adds (or swaps) in
     stored: set[str] = field(default_factory=set)  # params written by tl.store or an atomic
     loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
 
@@ -45,6 +46,8 @@ def scan_kernel(kernel: Kernel) -> Access:
         if memory.kind == "atomic":
             access.stored.add(memory.pointer)
             access.loaded.add(memory.pointer)
+            if memory.value is not None:
+                access.atomic[memory.pointer] = memory.value
             continue
         (access.loaded if memory.kind == "load" else access.stored).add(memory.pointer)
         access.first.setdefault(memory.pointer, memory.kind)

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from harvest.model import FxExpr, FxList, FxRef, Graph, Kernel, Launch, TensorMeta
+from harvest.ops import UPDATES_FIRST_ARG
 from harvest.reference.access import OP_FAMILIES, Access, top_op
 from harvest.reference.fragment import (
     arg_buffer,
@@ -328,6 +329,7 @@ def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, f
             split[param] = partial_of(fragment, meta, SPLIT_REDUCTIONS[top])
     _bind_by_store_order(binding, ambiguous, fragment)
     bind_partial_outputs(binding, split, fragment)
+    _bind_scatter_outputs(kernel, launch, graph, access, fragment, binding)
     seen: dict[str, list[str]] = {}
     for param, name in binding.outputs.items():
         seen.setdefault(name, []).append(param)
@@ -338,6 +340,33 @@ def bind_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, f
             for param in params:
                 del binding.outputs[param]
                 binding.unchecked[param] = f"{' and '.join(params)} both match {name}"
+
+
+def _bind_scatter_outputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fragment: Fragment,
+                          binding: FragmentBinding) -> None:
+    """A parameter the kernel only adds into with `tl.atomic_add` (an embedding's backward, a scatter_add): it holds
+    the fragment's scatter node (`index_put_(full_default_8, [ids], values, True)`), which updates the value the
+    buffer had before the launch; so the scatter's first argument is the parameter's incoming value. Only with one
+    scatter node of the parameter's shape."""
+    by_param = {arg.param: arg for arg in launch.args}
+    for param in kernel.params:
+        if param not in access.atomic or param in access.last_store or param in binding.outputs:
+            continue
+        meta = buffer_meta_of(graph, arg_buffer(by_param[param])) if param in by_param else None
+        scatters = [n for n, op in fragment.ops.items() if op.family in UPDATES_FIRST_ARG and op.meta is not None
+                    and meta is not None and same_numel(op.meta, meta) and op.args and isinstance(op.args[0], FxRef)]
+        if len(scatters) != 1:
+            binding.unchecked[param] = (f"{param} is added into atomically, and "
+                                        f"{'no' if not scatters else 'more than one'} scatter node of the fragment "
+                                        "has its shape")
+            continue
+        base = fragment.ops[scatters[0]].args[0].name
+        if base in binding.inputs and binding.inputs[base] != param:
+            continue
+        binding.inputs[base] = param
+        binding.input_meta[base] = meta
+        binding.outputs[param] = scatters[0]
+        binding.unchecked.pop(param, None)
 
 
 def mix_order_rows(kernel: Kernel, access: Access, fragment: Fragment, param: str,

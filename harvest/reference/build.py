@@ -173,8 +173,10 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
         lines.append(f"    {the(symbol)} = {source}")
     if any(isinstance(v, FxDevice) for n in order for v in fragment.ops[n].kwargs.values()):
         first = next((p for p in params if p not in binding.scalar_inputs and p not in symbol_params), None)
-        device = f"{the(first)}.device" if first else f'torch.device("{kernel.device_str or "cpu"}")'
-        lines.append(f"    device = {device}")
+        if first:
+            lines.append(f"    device = {the(first)}.device")
+        else:  # nothing read to take it from: the check passes the device it runs on
+            lines[0] = lines[0].replace("):", ", device):") if params else "def reference(device):"
     for name in order:
         op = fragment.ops[name]
         if name in binding.from_partials:

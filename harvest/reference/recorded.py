@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
-from harvest.ops import is_collective, torch_ops_target
+from harvest.ops import UPDATES_FIRST_ARG, is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.reference.access import Access, top_op, sums_within
 from harvest.reference.binding import (
@@ -45,13 +45,6 @@ from harvest.reference.fragment import (
     redraw_random,
 )
 
-# Ops whose value is their first argument updated in place: the buffer made for them first holds that argument
-# (one kernel copies it in), then another kernel scatters into it.
-_UPDATES_FIRST_ARG = {"index_put", "index_put_", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-                      "scatter_reduce_", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
-                      "index_fill_", "masked_scatter", "masked_scatter_", "_unsafe_index_put", "select_scatter",
-                      "slice_scatter", "diagonal_scatter", "as_strided_scatter",
-                      "_unsafe_masked_index_put_accumulate", "index_reduce", "index_reduce_"}
 # An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
 _INPLACE_FOREACH = re.compile(r"(torch\.ops\.aten\._foreach_\w+?)_\.(\w+)")
 # Inductor's random-number prims: drawn by Triton's Philox in the kernel, which eager cannot redraw.
@@ -463,14 +456,14 @@ def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], frag
         foreach = [item for n in origins if (item := _foreach_item(n, node or buffer, fragment)) is not None]
         if len(foreach) == 1:
             return foreach[0], None, ""
-        updates = [n for n in origins if fragment.ops.get(n) and fragment.ops[n].family in _UPDATES_FIRST_ARG]
+        updates = [n for n in origins if fragment.ops.get(n) and fragment.ops[n].family in UPDATES_FIRST_ARG]
         if len(updates) == 1:
             first = fragment.ops[updates[0]].args[0] if fragment.ops[updates[0]].args else None
             if isinstance(first, FxRef):
                 return updates[0], first.name, ""
         return None, None, f"{buffer} is updated in place by {', '.join(mutators)}, from {', '.join(origins) or 'no FX node'}"
     later = [b for b, i in buffers.items() if i.get("mutates") == buffer and b not in computes]
-    if node is not None and later and fragment.ops.get(node) and fragment.ops[node].family in _UPDATES_FIRST_ARG:
+    if node is not None and later and fragment.ops.get(node) and fragment.ops[node].family in UPDATES_FIRST_ARG:
         # The kernel that fills the buffer a later kernel scatters into: it stores the first argument's value.
         first = fragment.ops[node].args[0] if fragment.ops[node].args else None
         if isinstance(first, FxRef):
