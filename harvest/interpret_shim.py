@@ -39,6 +39,7 @@ NUMPY_VERSIONS = {
     "fmin": ("binary", "np.fmin(v, w)"), "remainder": ("binary", "np.remainder(v, w)"),
     "fma": ("fma", ""),  # Inductor of torch 2.8-2.10 writes libdevice.fma in softmax backward
     "dot": ("dot", ""),  # not libdevice: tl.dot, whose interpreter version multiplies bfloat16's bits (triton 3.9)
+    "reduce": ("reduce", ""),  # not libdevice: tl.reduce with a combine function (Inductor's max2, welford, ...)
 }
 
 _HEAD = '''
@@ -99,6 +100,50 @@ _FMA = '''
 '''
 
 
+_REDUCE = '''
+    reduce_ops = getattr(interpreter, "ReduceOps", None)
+    if hasattr(reduce_ops, "generic_reduce") and not getattr(reduce_ops.generic_reduce, "folds_at_once", False):
+        one_at_a_time = reduce_ops.generic_reduce
+
+        def generic_reduce(self, input):
+            # The interpreter's own fold (each output's values combined in order along the axis, kept in the
+            # input's dtype), done for every output at once: one call of the combine function per step along the
+            # axis instead of one per value. The same values in the same order: the same bits, many times faster.
+            try:
+                values, axis = self.unravel(input, self.axis)
+                datas = [v.handle.data for v in values]
+                kept = [d.take(0, axis=axis) for d in datas]
+                extreme = EXTREMES.get(getattr(self.combine_fn.fn, "__name__", ""))
+                if extreme is not None and len(datas) == 1:  # Inductor's max/min, a NaN winning: numpy's own
+                    kept = [extreme(datas[0], axis=axis)]
+                for k in range(1 if extreme is None or len(datas) != 1 else datas[0].shape[axis], datas[0].shape[axis]):
+                    acc = [self.to_tensor(a, v.dtype) for a, v in zip(kept, values)]
+                    step = [self.to_tensor(d.take(k, axis=axis), v.dtype) for d, v in zip(datas, values)]
+                    out = self.combine_fn.fn(*acc, *step)
+                    out = out if isinstance(out, tuple) else (out,)
+                    kept = [np.broadcast_to(np.asarray(o.handle.data if isinstance(o, tl.core.tensor) else o),
+                                            np.shape(a)).astype(d.dtype) for o, a, d in zip(out, kept, datas)]
+            except Exception:  # a combine function that branches on values: the interpreter's way
+                return one_at_a_time(self, input)
+            ret = []
+            for value, data in zip(values, kept):
+                data = np.asarray(data)
+                if self.keep_dims:
+                    for _ in range(1 if self.axis is not None else len(datas[0].shape)):
+                        data = np.expand_dims(data, axis if self.axis is not None else 0)
+                elif self.axis is None:
+                    data = data.item()
+                ret.append(self.to_tensor(data, value.dtype))
+            return ret
+
+        # Inductor's maximum/minimum (and harvest's helper_ copies): a NaN wins, as with numpy's max/min; equal
+        # values are equal whichever is kept (a 0.0 and a -0.0 too, as the check compares them)
+        EXTREMES = {"maximum": np.max, "helper_maximum": np.max, "minimum": np.min, "helper_minimum": np.min}
+        generic_reduce.folds_at_once = True
+        reduce_ops.generic_reduce = generic_reduce
+'''
+
+
 _DOT = '''
     if builder is not None and not getattr(builder.create_dot, "bfloat16_widened", False):
         create_dot = builder.create_dot
@@ -130,12 +175,14 @@ def shim_source(names) -> str:
         parts.append(_FMA)
     if "dot" in kinds:
         parts.append(_DOT)
+    if "reduce" in kinds:
+        parts.append(_REDUCE)
     lines = [""]
     if any("erf(" in NUMPY_VERSIONS[n][1] for n in known):
         lines.append("    erf = np.vectorize(math.erf, otypes=[np.float64])")
     for name in known:
         kind, expression = NUMPY_VERSIONS[name]
-        if kind == "dot":
+        if kind in ("dot", "reduce"):
             continue
         if kind == "fma":
             lines.append("    libdevice.fma = fma")

@@ -156,6 +156,8 @@ def libdevice_calls(module_sources) -> set[str]:
         called.update(re.findall(r"\blibdevice\.(\w+)\(", region))
         if re.search(r"\btl\.dot\(", region):
             called.add("dot")
+        if re.search(r"\btl\.reduce\(|\btriton_helpers\.", region):
+            called.add("reduce")
         if "triton_helpers." in region:
             called.update(helpers_libdevice(helpers_called(region)) if _HARNESS_HELPERS.search(source) else HELPERS_LIBDEVICE)
     return called

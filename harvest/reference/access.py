@@ -21,6 +21,7 @@ class Access:
     assigns: dict[str, ast.expr | None] = field(default_factory=dict)  # name -> last assigned expr (None: unknown)
     unpacked: dict[str, tuple[ast.expr, int]] = field(default_factory=dict)  # name -> (tuple value, its position)
     atomic: dict[str, ast.expr] = field(default_factory=dict)  # param -> what its last tl.atomic_* adds (or swaps) in
+    stores: dict[str, list[tuple[ast.expr, ast.expr]]] = field(default_factory=dict)  # param -> (address, value) of each tl.store
     stored: set[str] = field(default_factory=set)  # params written by tl.store or an atomic
     loaded: set[str] = field(default_factory=set)  # params read by tl.load or an atomic
 
@@ -53,6 +54,7 @@ def scan_kernel(kernel: Kernel) -> Access:
         access.first.setdefault(memory.pointer, memory.kind)
         if memory.kind == "store" and memory.value is not None:
             access.last_store[memory.pointer] = memory.value
+            access.stores.setdefault(memory.pointer, []).append((memory.address, memory.value))
     return access
 
 

@@ -12,6 +12,7 @@ from harvest.model import FxExpr, FxList, FxRef, Graph, Kernel, Launch, TensorMe
 from harvest.ops import UPDATES_FIRST_ARG
 from harvest.reference.access import OP_FAMILIES, Access, top_op
 from harvest.reference.fragment import (
+    Op,
     arg_buffer,
     buffer_meta_of,
     op_family,
@@ -70,7 +71,8 @@ class SplitReduction:
     scale: int | FxExpr | None = None  # a mean or variance from partial sums: the node is the combined partials / scale
     part: int | None = None  # "welford": which of the three this buffer holds (0 mean, 1 m2, 2 weight) ...
     of: tuple[str, ...] = ()  # ... and the parameters holding the mean, m2 and weight partials, which combine together
-    rows: int | None = None  # a mix-order reduction's workspace: flat, read as rows of this length before combining
+    rows: int | None = None  # a mix-order reduction's workspace: flat, read as rows of this length before combining,
+    blocks: int = 1  # in this many blocks of rows, one per column reduction it holds (their results stacked)
 
 
 def split_dims(partial: tuple[int | str, ...], whole: tuple[int | str, ...]) -> tuple[int, ...] | None:
@@ -377,15 +379,28 @@ def mix_order_rows(kernel: Kernel, access: Access, fragment: Fragment, param: st
     operations agree with the stored accumulator's. The check sums the rows (unused ones stay zero) and compares."""
     rows = int(kernel.size_hints.get("r0_", 0))
     if not kernel.inductor_meta.get("RSPLIT_SIZE") or rows < 1 or numel_of(meta.shape) is None \
-            or numel_of(meta.shape) % rows or top_op(access.last_store.get(param), access.assigns) is None:
+            or numel_of(meta.shape) % rows:
         return None
     sums = [n for n, op in fragment.ops.items() if op.family == "sum" and op.meta is not None
             and numel_of(op.meta.shape) == rows and _partial_dtype(meta.dtype, op.meta.dtype)]
-    chosen = closest(access.last_store[param], access.assigns, access.unpacked, sums, fragment)
-    if chosen is None:
+    # Several column reductions share the workspace, one block of rows each: the store of block k is at
+    # `(tl.program_id(0) + k * tl.num_programs(0)) * r0_numel`.
+    blocks: dict[int, str] = {}
+    for address, value in access.stores.get(param, []):
+        found = re.search(r"\+ (\d+) \* tl\.num_programs\(0\)", ast.unparse(address))
+        chosen = closest(value, access.assigns, access.unpacked, sums, fragment)
+        if found is None or chosen is None or int(found.group(1)) in blocks:
+            return None
+        blocks[int(found.group(1))] = chosen
+    if sorted(blocks) != list(range(len(blocks))) or len(set(blocks.values())) != len(blocks) or not blocks:
         return None
-    terms = _reduction_terms(fragment, chosen)
-    return chosen, SplitReduction("sum", (0,), terms, rows=rows)
+    terms = _reduction_terms(fragment, blocks[0])
+    if len(blocks) == 1:
+        return blocks[0], SplitReduction("sum", (0,), terms, rows=rows)
+    stacked = f"{param}_blocks"
+    fragment.ops[stacked] = Op(stacked, "torch.ops.aten.stack.default",
+                               (FxList(tuple(FxRef(blocks[k]) for k in range(len(blocks)))),), {}, None)
+    return stacked, SplitReduction("sum", (1,), terms, rows=rows, blocks=len(blocks))
 
 
 def _bind_by_store_order(binding: FragmentBinding, ambiguous: dict[str, tuple[str, ...]], fragment: Fragment) -> None:

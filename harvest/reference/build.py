@@ -224,7 +224,7 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
         expr = names[name]
         split = binding.partial_outputs.get(param)
         if split is not None:
-            chunks = numel_of(tuple(meta.shape[d] for d in split.dims)) if meta is not None else None
+            chunks = numel_of(tuple(meta.shape[d] for d in split.dims)) if meta is not None and split.rows is None else None
             welford = ""
             if split.reduce == "welford":
                 welford = f'"part": {split.part}, "of": [{", ".join(repr(the(p)) for p in split.of)}], '
@@ -235,9 +235,10 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
                     lines.append(f"    # check() combines them (Chan's formula) and compares with {', '.join(wholes)} "
                                  f"({split.terms} values per element).")
             elif split.rows is not None:
-                welford = f'"rows": {split.rows}, '
-                lines.append(f"    # Mix-order reduction: each program stores its rows' partial sums of {expr} as one "
-                             f"row of {split.rows} in {the(param)};")
+                welford = f'"rows": {split.rows}, ' + (f'"blocks": {split.blocks}, ' if split.blocks > 1 else "")
+                what = f"{expr} (its {split.blocks} column sums, stacked)" if split.blocks > 1 else expr
+                lines.append(f"    # Mix-order reduction: each program stores its rows' partial sums of {what} as one "
+                             f"row of {split.rows} in {the(param)}" + (", a block of rows per sum;" if split.blocks > 1 else ";"))
                 lines.append("    # check() adds up the rows (those no program wrote stay zero) and compares with "
                              f"{expr}.")
             else:
@@ -272,6 +273,12 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
             # them): check() widens the tolerance as for a sum of that many terms.
             results.append(f'"{the(param)}": {{"reduce": "scan", "dims": [], "terms": {length}, "expected": {expr}}}')
             continue
+        summed = _summed_terms(fragment, name, binding)
+        if summed is not None:
+            # Computed through a sum of `summed` values (a norm's statistics, a softmax's denominator): the kernel and
+            # eager add them in other orders, so check() widens the tolerance as for such a sum.
+            results.append(f'"{the(param)}": {{"reduce": "through", "dims": [], "terms": {summed}, "expected": {expr}}}')
+            continue
         results.append(f'"{the(param)}": {expr}')
     lines.append("    return {" + ", ".join(results) + "}")
     source = "\n".join(lines) + "\n"
@@ -279,6 +286,38 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
     ordered_unchecked = tuple((p, unchecked[p]) for p in kernel.params if p in unchecked)
     return Reference(source, tuple(params), tuple(p for p in kernel.params if p in checked), ordered_unchecked,
                      tuple(warnings), tuple(split_outputs), tuple(p for p in kernel.params if p in binding.scratch))
+
+
+# Reductions that add their values up (a max or min picks one: no rounding builds up).
+_SUMMING = {"sum", "mean", "var", "var_mean", "std", "std_mean", "prepare_softmax_online", "_softmax", "_log_softmax",
+            "logsumexp", "native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
+            "_native_batch_norm_legit_functional", "prod", "cumsum", "cumprod"}
+
+
+def _summed_terms(fragment: Fragment, name: str, binding: FragmentBinding) -> int | None:
+    """The most values a sum on the way to node `name` adds up (None when no summing reduction of a known size is
+    computed on the way: what the kernel reads is taken as given)."""
+    most, seen, stack = 0, set(), [name]
+    while stack:
+        node = stack.pop()
+        if node in seen or node in binding.inputs or node not in fragment.ops:
+            continue
+        seen.add(node)
+        op = fragment.ops[node]
+        refs = [r for v in (*op.args, *op.kwargs.values()) for r in fx_refs(v)]
+        source = fragment.ops.get(refs[0]) if op.target == "operator.getitem" and refs else None
+        if source is not None and source.family == "prepare_softmax_online" and op.args[1:2] == (FxExpr(("0",)),):
+            stack.extend(r for v in source.args for r in fx_refs(v))  # the max of the pair: no sum on the way
+            continue
+        if op.family in _SUMMING and refs:
+            whole = fragment.meta_of(refs[0])
+            part = op.meta or next((o.meta for o in fragment.ops.values() if o.target == "operator.getitem"
+                                     and o.args and o.args[0] == FxRef(node) and o.meta is not None), None)
+            counts = (numel_of(whole.shape) if whole else None, numel_of(part.shape) if part else None)
+            if all(counts) and counts[0] % counts[1] == 0 and counts[0] // counts[1] > 1:
+                most = max(most, counts[0] // counts[1])
+        stack.extend(refs)
+    return most or None
 
 
 def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:
