@@ -113,7 +113,9 @@ def test_the_variance_total_of_a_dropout_add_layer_norm_kernel(replayed):
     name = "triton_per_fused_add_native_dropout_native_layer_norm_transpose_view_6"
     path, text = module_text(out, manifest, name)
     # it sums x, divides by 512, then sums the squared deviations: it stores var * 512, not mean * 512
-    assert 'return {"gt_ptr": gt, "total_ptr": getitem_6_total}' in text
+    assert "getitem_6_total = torch.ops.aten.mul.Tensor(getitem_6, 512)" in text
+    # a value computed through a sum of 512 terms: compared with a tolerance that grows with them
+    assert '"total_ptr": {"reduce": "through", "dims": [], "terms": 512, "expected": getitem_6_total}' in text
     assert "getitem_6 = var_mean_1[0]" in text
     done = run_check(path)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -69,6 +69,7 @@ class Fragment:
     # graph inputs an op reads that the fragment neither defines nor lists (`mean(primals_1, [0])` in a kernel that
     # reads only its partial sums) -> their layout in the wrapper: how many values a reduction of one combines
     outside: dict[str, TensorMeta] = field(default_factory=dict)
+    items: dict[str, dict[int, str]] = field(default_factory=dict)  # tuple node -> its outputs' names in the graph
 
     def meta_of(self, name: str) -> TensorMeta | None:
         node = self.ops.get(name) or self.placeholders.get(name)
@@ -171,35 +172,45 @@ def _tuple_arity(op: Op, fragment: Fragment) -> int | None:
 
 
 def _infer_getitems_from_graph(fragment: Fragment, graph: Graph) -> None:
-    """Getitems of a split the fragment uses but does not define, told from the whole graph: the kernels that take
-    the q, k and v of one split each use one of its getitems (`getitem_2`, `getitem_3`, `getitem_4`); when the
-    comments of the graph's kernels that define that split use, between them, as many undefined getitems as it has
-    outputs, they are its outputs in FX naming order (the order in which FX created them)."""
-    broken = [n for n in fragment.broken if re.fullmatch(r"getitem(_\d+)?", n) and n not in fragment.ops]
-    splits = [op for op in fragment.ops.values() if op.family in ("split", "split_with_sizes")]
-    if not broken or len(splits) != 1:
-        return
-    split = splits[0]
-    arity = _tuple_arity(split, fragment)
+    """Getitems of a tuple node (a split, a var_mean) that the fragment uses but does not define, told from the whole
+    graph (graph_items); and, for each tuple node, the names its outputs have in the graph (`fragment.items`), which
+    a getitem harvest infers later takes."""
+    for op in [o for o in fragment.ops.values() if o.family in ("split", "split_with_sizes") or o.family in _TUPLE_ARITY]:
+        items = graph_items(op, fragment, graph)
+        if not items:
+            continue
+        fragment.items[op.name] = items
+        broken = [(index, name) for index, name in items.items() if name in fragment.broken and name not in fragment.ops]
+        before = list(fragment.ops)
+        for index, name in broken:
+            fragment.ops[name] = Op(name, "operator.getitem", (FxRef(op.name), FxExpr((str(index),))), {}, None,
+                                    inferred=True)
+            fragment.broken.pop(name)
+            fragment.warnings.append(f"inferred {name} = {op.name}[{index}] from the graph's other kernels")
+        if broken:
+            _order_after(fragment, before, op.name)
+
+
+def graph_items(op: Op, fragment: Fragment, graph: Graph) -> dict[int, str]:
+    """The names of a tuple node's outputs, from the comments of every kernel of the graph that defines the same node
+    (the kernels that take the q, k and v of one split each use one of its getitems: `getitem_2`, `getitem_3`,
+    `getitem_4`): when they use, between them, as many getitems they do not define as it has outputs, those are its
+    outputs in FX naming order (the order in which FX created them). {} when they do not add up."""
+    arity = _tuple_arity(op, fragment) or _TUPLE_ARITY.get(op.family)
     used: set[str] = set()
     for kernel in graph.kernels:
         nodes = {node.name: node for node in kernel.comment.fragment}
-        node = nodes.get(split.name)
-        if node is None or torch_ops_target(node.target) != split.target or node.args != split.args:
+        node = nodes.get(op.name)
+        if node is None or torch_ops_target(node.target) != op.target or node.args != op.args:
             continue
         for other in kernel.comment.fragment:
             used |= {r for v in (*other.args, *dict(other.kwargs).values()) for r in fx_refs(v)
                      if re.fullmatch(r"getitem(_\d+)?", r) and r not in nodes}
-    if arity is None or len(used) != arity or not set(broken) <= used:
-        return
-    before = list(fragment.ops)
-    for index, name in enumerate(sorted(used, key=_getitem_index)):
-        if name in broken:
-            fragment.ops[name] = Op(name, "operator.getitem", (FxRef(split.name), FxExpr((str(index),))), {}, None,
-                                    inferred=True)
-            fragment.broken.pop(name)
-            fragment.warnings.append(f"inferred {name} = {split.name}[{index}] from the graph's other kernels")
-    _order_after(fragment, before, split.name)
+            if other.op in ("placeholder", "PlaceHolder") and re.fullmatch(r"getitem(_\d+)?", other.name):
+                used.add(other.name)  # (read by a kernel that also lists the tuple node: an output of it, or not)
+    if arity is None or len(used) != arity:
+        return {}
+    return dict(enumerate(sorted(used, key=_getitem_index)))
 
 
 def _infer_folded_views(fragment: Fragment) -> None:

@@ -245,7 +245,7 @@ def _statistics(name: str, op: Op, fragment: Fragment) -> tuple[str, str, int, i
     meta = TensorMeta(shape, stride, source.dtype, source.device)
     for index, suffix in ((0, "var"), (1, "mean")):
         if index not in getitems:
-            getitems[index] = f"{name}_{suffix}"
+            getitems[index] = fragment.items.get(name, {}).get(index) or f"{name}_{suffix}"
             fragment.ops[getitems[index]] = Op(getitems[index], "operator.getitem", (FxRef(name), FxExpr((str(index),))),
                                                {}, meta, inferred=True)
         elif fragment.ops[getitems[index]].meta is None:

@@ -93,8 +93,8 @@ def reduce_partials(partials, split):
     """A split reduction's partial buffer combined over its split dims (sum of sums, max of maxima); for a split
     Welford, `partials` is the three buffers (each chunk's mean, m2 and weight), combined by Chan's formula in
     float64, and the result is the one of mean, m2, weight that split["part"] names."""
-    if split["reduce"] == "scan":  # not partials: a scan's output, whose tolerance grows with its length
-        return partials.cpu()
+    if split["reduce"] in ("scan", "through"):  # not partials: a scan's output, or a value computed through a sum,
+        return partials.cpu()                  # whose tolerance grows with the number of values added
     if split["reduce"] == "welford":
         means, m2s, weights = (p.cpu().double() for p in partials)
         weight = weights.sum(split["dims"], keepdim=True)
@@ -102,8 +102,8 @@ def reduce_partials(partials, split):
         m2 = (m2s + weights * (means - mean) ** 2).sum(split["dims"], keepdim=True)
         return (mean, m2, weight)[split["part"]].squeeze(split["dims"]).to(partials[0].dtype)
     combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
-    if "rows" in split:  # a mix-order reduction's flat workspace: one row of partials per program
-        partials = partials.reshape(-1, split["rows"])
+    if "rows" in split:  # a mix-order reduction's flat workspace: one row of partials per program (per block)
+        partials = partials.reshape(split.get("blocks", 1), -1, split["rows"]).squeeze(0)
     return combine(partials.cpu(), dim=split["dims"])
 
 
@@ -129,14 +129,20 @@ def compare(name, actual, expected, oracle, tolerance=None):
         what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
         if split["reduce"] == "scan":
             what = f", a scan of {split['terms']} values"
+        if split["reduce"] == "through":
+            what = f", computed through a sum of {split['terms']} values"
         if split["reduce"] == "welford":
             others = [p for p in split["of"] if p != split["of"][split["part"]]]
             what = f", Welford partials combined with {' and '.join(others)} over dims {split['dims']} vs the whole var_mean of {split['terms']} values"
     tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
-    if split is not None and split["reduce"] in ("sum", "welford", "scan") and split["terms"] and actual.dtype.is_floating_point:
+    if split is not None and split["reduce"] in ("sum", "welford", "scan", "through") and split["terms"] and actual.dtype.is_floating_point:
         # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
         tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
         what += f", atol scaled by sqrt({split['terms']})"
+        if split["reduce"] == "through":  # and by the values' size: the terms added are about as large as the result
+            scale = max(1.0, float(expected.detach().abs().float().nan_to_num(0, 0, 0).max())) if expected.numel() else 1.0
+            tolerance["atol"] *= scale
+            what += f" and by the largest value, {scale:.3g}" if scale > 1 else ""
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
         print(f"  {name}: {oracle}: shape {tuple(actual.shape)} but it gives {tuple(expected.shape)}")
@@ -233,8 +239,11 @@ class Kernel:
         return hashlib.sha256(body.strip().encode("utf-8")).hexdigest() == self.KERNEL_SHA256
 
     def reference_args(self, args, clone=False):
+        """The reference's arguments from the kernel's; `device` (a reference that reads no tensor) is where they are."""
         names = inspect.signature(self.reference).parameters
-        return [args[n].clone() if clone and isinstance(args[n], torch.Tensor) else args[n] for n in names]
+        where = next((a.device for a in args.values() if isinstance(a, torch.Tensor)), None)
+        return [where if n == "device" and n not in args else args[n].clone() if clone and isinstance(args[n], torch.Tensor)
+                else args[n] for n in names]
 
     def check(self, device, seed=0):
         """Launch the kernel and compare every output it writes with two oracles, each where it exists:

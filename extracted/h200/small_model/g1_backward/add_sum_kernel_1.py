@@ -62,7 +62,7 @@ def reference(a_ptr):
     buf9 = a_ptr
     # Split reduction, stage 2: buf9 holds partial sums of sum_3 along dim [2]; the kernel sums them.
     sum_3 = torch.ops.aten.sum.dim_IntList(buf9, [2])
-    return {"out_ptr": sum_3}
+    return {"out_ptr": {"reduce": "through", "dims": [], "terms": 2048, "expected": sum_3}}
 
 
 RECORD = '../raw/g1_backward/records/triton_per_fused_add_sum_view_3.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file

@@ -61,7 +61,7 @@ def reference(a_ptr):
     buf14 = a_ptr
     # Split reduction, stage 2: buf14 holds partial sums of sum_4 along dim [2]; the kernel sums them.
     sum_4 = torch.ops.aten.sum.dim_IntList(buf14, [2])
-    return {"out_ptr": sum_4}
+    return {"out_ptr": {"reduce": "through", "dims": [], "terms": 2048, "expected": sum_4}}
 
 
 RECORD = '../raw/g1_backward/records/triton_per_fused_gelu_gelu_backward_sum_view_6.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
