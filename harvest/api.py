@@ -20,7 +20,6 @@ from harvest.capture.capture_target import Captured, capture_target
 from harvest.capture.run_errors import (
     TARGET_LOG,
     failed,
-    interpreter_cannot_run,
     output_tail,
     raise_for_run,
     refuse_cpp_only,
@@ -28,7 +27,7 @@ from harvest.capture.run_errors import (
 )
 from harvest.capture.runner import RunOutcome
 from harvest.capture.target import Target, classify
-from harvest.errors import Interrupted, NoGraphsError, OutputError, ParseError, TargetError
+from harvest.errors import Interrupted, NoGraphsError, OutputError, ParseError
 from harvest.manifest import extraction_json, generated_files_json
 from harvest.module.pool import GraphPlan, finish_graph, plan_graph, render_all
 from harvest.module.render import HARNESS_PATH, harness_source
@@ -183,9 +182,6 @@ def raise_after_write(out: Path, captured: Captured) -> None:
     """A run that failed, or an artifact cut short, after what it captured was extracted: say so."""
     capture, outcome, target_log = captured.capture, captured.outcome, captured.target_log
     if outcome is not None and failed(outcome):
-        cause = interpreter_cannot_run(outcome, capture)
-        if cause:  # said instead of the interpreter's own error, which follows in the target's output
-            raise TargetError(f"{cause}; kept the partial capture in {out}/raw, extracted to {out}{output_tail(outcome, target_log)}")
         raise target_error(outcome, out, len(capture.graphs), target_log)
     if capture.incomplete:
         raise ParseError(f"{capture.incomplete}; the {len(capture.graphs)} complete graph(s) before the cut were extracted to {out}")

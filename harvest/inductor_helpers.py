@@ -292,6 +292,47 @@ def helper_device_assert_then(cond, msg, r):
 # <<< helper: device_assert_then
 
 
+# >>> helper: constexpr_next_power_of_2
+def helper_constexpr_next_power_of_2(n, _semantic=None, _builder=None):
+    # a Triton builtin, run while the kernel compiles: a cooperative reduction's RSPLIT rounded up to a power of two
+    return tl.constexpr(triton.next_power_of_2(getattr(n, "value", n)))
+
+
+helper_constexpr_next_power_of_2.__triton_builtin__ = True
+# <<< helper: constexpr_next_power_of_2
+
+
+# >>> helper: if_mask
+def helper_if_mask(mask, val, _semantic=None, _builder=None):
+    # a Triton builtin: a load's `other` only where the load has a mask (`other` without one is an error)
+    return tl.constexpr(None) if getattr(mask, "value", mask) is None else val
+
+
+helper_if_mask.__triton_builtin__ = True
+# <<< helper: if_mask
+
+
+# >>> helper: x_grid_barrier
+@triton.jit
+def helper_x_grid_barrier(sem):
+    # Every program with this program_id(1) waits here until all tl.num_programs(0) of them have arrived. Each adds
+    # to the semaphore `sem` (a uint32, zero or 0x80000000 at the start): program 0 adds 0x80000000 - (n - 1) and
+    # the others 1, so the top bit flips exactly when the last one arrives. A grid larger than the GPU can hold at
+    # once never gets there: launch it with launch_cooperative_grid=True, which refuses such a grid.
+    tl.debug_barrier()  # this program's stores are written before it says it arrived
+    arriving = tl.num_programs(0).to(tl.uint32)
+    add = tl.full([], 1, tl.uint32)
+    if tl.program_id(0) == 0:
+        add = 0x80000000 - (arriving - 1)
+    before = tl.atomic_add(sem, add, sem="release")
+    flipped = False
+    while not flipped:
+        now = tl.atomic_add(sem, 0, sem="acquire")
+        flipped = ((before ^ now) & 0x80000000) != 0
+    tl.debug_barrier()
+# <<< helper: x_grid_barrier
+
+
 triton_helpers = types.ModuleType("triton_helpers", "harvest's versions of Inductor's Triton helpers (all of them)")
 triton_helpers.__dict__.update({name[len("helper_") :]: fn for name, fn in list(globals().items())
                                 if name.startswith("helper_") and "_before_" not in name})

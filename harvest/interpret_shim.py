@@ -40,6 +40,7 @@ NUMPY_VERSIONS = {
     "fma": ("fma", ""),  # Inductor of torch 2.8-2.10 writes libdevice.fma in softmax backward
     "dot": ("dot", ""),  # not libdevice: tl.dot, whose interpreter version multiplies bfloat16's bits (triton 3.9)
     "reduce": ("reduce", ""),  # not libdevice: tl.reduce with a combine function (Inductor's max2, welford, ...)
+    "grid_barrier": ("grid_barrier", ""),  # not libdevice: a cooperative reduction's x_grid_barrier
 }
 
 _HEAD = '''
@@ -161,6 +162,51 @@ _DOT = '''
 '''
 
 
+_GRID_BARRIER = '''
+    executor = getattr(interpreter, "GridExecutor", None)
+    if executor is not None and not getattr(executor.__call__, "passes_for_barriers", False):
+        import inspect
+        import re
+
+        import torch
+
+        run_grid = executor.__call__
+
+        def run_grid_in_passes(self, *args, **kwargs):
+            # A grid barrier (x_grid_barrier: a cooperative reduction's programs wait there for each other) cannot
+            # wait under the interpreter, which runs one program after another. So the barrier does nothing and
+            # the whole grid runs once more per barrier: the programs' partial results in the workspace survive
+            # each pass while every other tensor argument is put back as it was, so in the last pass each program
+            # reads the partials all programs wrote before the barrier, as on a GPU.
+            try:
+                source = inspect.getsource(self.fn)
+            except (OSError, TypeError):
+                source = ""
+            barriers = len(re.findall(r"\\bx_grid_barrier\\(", source))
+            helpers = self.fn.__globals__.get("triton_helpers")
+            if not barriers or helpers is None:
+                return run_grid(self, *args, **kwargs)
+            # the workspaces: the semaphores the barrier takes and the buffers partials are stored through
+            workspaces = set(re.findall(r"\\bx_grid_barrier\\((\\w+)", source))
+            workspaces |= set(re.findall(r"\\((\\w+) \\+ \\d+\\)\\.to\\(tl\\.pointer_type", source))
+            named = {**dict(zip(inspect.signature(self.fn).parameters, args)), **kwargs}
+            kept = {n: v.clone() for n, v in named.items() if isinstance(v, torch.Tensor) and n not in workspaces}
+            barrier = helpers.x_grid_barrier
+            helpers.x_grid_barrier = lambda sem: None
+            try:
+                for done in range(barriers + 1):
+                    if done:
+                        for name, value in kept.items():
+                            named[name].copy_(value)
+                    run_grid(self, *args, **kwargs)
+            finally:
+                helpers.x_grid_barrier = barrier
+
+        run_grid_in_passes.passes_for_barriers = True
+        executor.__call__ = run_grid_in_passes
+'''
+
+
 def shim_source(names) -> str:
     """`interpret_libdevice(libdevice)` with numpy versions of just these libdevice functions, as source. A name
     harvest has no version of is left out: the interpreter then fails on it as it would without the shim."""
@@ -177,12 +223,14 @@ def shim_source(names) -> str:
         parts.append(_DOT)
     if "reduce" in kinds:
         parts.append(_REDUCE)
+    if "grid_barrier" in kinds:
+        parts.append(_GRID_BARRIER)
     lines = [""]
     if any("erf(" in NUMPY_VERSIONS[n][1] for n in known):
         lines.append("    erf = np.vectorize(math.erf, otypes=[np.float64])")
     for name in known:
         kind, expression = NUMPY_VERSIONS[name]
-        if kind in ("dot", "reduce"):
+        if kind in ("dot", "reduce", "grid_barrier"):
             continue
         if kind == "fma":
             lines.append("    libdevice.fma = fma")
@@ -208,4 +256,29 @@ def install() -> bool:
     namespace: dict[str, object] = {}
     exec(compile(SHIM_SOURCE, "<harvest interpret shim>", "exec"), namespace)
     namespace["interpret_libdevice"](libdevice)  # type: ignore[operator]
+    _interpretable_builtins()
     return True
+
+
+def _interpretable_builtins() -> None:
+    """Inductor's compile-time helpers (`constexpr_next_power_of_2`, `if_mask`: a cooperative reduction's) are
+    Triton builtins that take the compiler's `_semantic`, which the interpreter does not pass (it raised a TypeError);
+    under the interpreter they are plain Python on plain values, as harvest's own versions are."""
+    try:
+        from torch._inductor.runtime import triton_helpers
+    except ImportError:
+        return
+
+    def value(x):
+        return getattr(x, "value", x)  # a tl.constexpr, or the plain value the interpreter passes
+
+    def constexpr_next_power_of_2(n, **_):
+        n = int(value(n))
+        return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+    def if_mask(mask, val, **_):
+        return None if value(mask) is None else val
+
+    for replacement in (constexpr_next_power_of_2, if_mask):
+        if hasattr(triton_helpers, replacement.__name__):
+            setattr(triton_helpers, replacement.__name__, replacement)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-KernelKind = Literal["pointwise", "reduction", "persistent_reduction", "split_scan", "template", "foreach", "user", "other"]
+KernelKind = Literal["pointwise", "reduction", "persistent_reduction", "cooperative_reduction", "split_scan", "template", "foreach", "user", "other"]
 GraphRole = Literal["inference", "forward", "backward", "unknown"]
 
 

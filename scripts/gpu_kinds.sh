@@ -12,6 +12,9 @@
 #   bash scripts/gpu_kinds.sh runs2     square_square as extracted (-k), edited and wrong; small_model with tolerances;
 #                                       then scans
 #   bash scripts/gpu_kinds.sh scans     split_scan.py extracted, every module checked, its raw capture back
+#   bash scripts/gpu_kinds.sh cooperative  cooperative.py extracted, every module checked (as recorded, and with RSPLIT
+#                                       edited) and benched, its raw capture back; with THEN_ARTIFACTS=1, then
+#                                       scripts/gpu_artifacts.sh in the same call
 #   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
 #                                       matrix beside it), every module checked, the template modules' --bench,
 #                                       `harvest bench` of the extraction and a --sweep of one template
@@ -30,6 +33,23 @@ raw_back() {  # an extraction's raw capture (without the recorded data) back to 
   [ -d "$X/$1/raw" ] && tar czf "$OUT/$1-raw.tgz" -C "$X/$1" --exclude records raw manifest.json && echo "raw of $1: $(du -k "$OUT/$1-raw.tgz" | cut -f1) KiB"
 }
 MLP=${MLP:-examples/models/autotune_mlp.py}
+if [ "${1:-}" = cooperative ]; then
+  timeout ${COOP_S:-200} python3 -m harvest extract examples/models/cooperative.py -o "$X/cooperative" --device cuda --force \
+    > "$OUT/coop_extract.log" 2>&1
+  echo "harvest extract cooperative rc=$? ($(elapsed) s)"; tail -6 "$OUT/coop_extract.log"; raw_back cooperative
+  for m in "$X"/cooperative/g*/*.py; do
+    grep -n "^CONFIG = \|grid = " "$m"
+    timeout 90 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?"; tail -8 "$OUT/check.txt"
+    timeout 90 python3 "$m" --bench 2>&1 | tail -6
+    sed -i "s/'RSPLIT': \([0-9]*\)/'RSPLIT': 4/" "$m"  # another split: the partials of 4 programs a row
+    timeout 90 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check with RSPLIT 4 ${m#$X/} rc=$?"; tail -8 "$OUT/check.txt"
+  done
+  ( cd "$X" && timeout 60 python3 -m harvest pack "$(ls cooperative/g0_inference/*.py | head -1)" -o "$X/packed/packed.py" 2>&1 | tail -1 )
+  ( cd "$X/packed" && rm -f packed.record.pt && timeout 90 python3 packed.py --check 2>&1 | tail -4 )
+  echo "cooperative done ($(elapsed) s)"
+  [ -z "${THEN_ARTIFACTS:-}" ] || SKIP_INSTALL=1 OUT="$OUT" bash scripts/gpu_artifacts.sh
+  exit 0
+fi
 if [ "${1:-capture}" = capture ]; then
   cache=$(mktemp -d)
   /usr/bin/time -f "bare run: %e s" env TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 TORCHINDUCTOR_CACHE_DIR=$cache TRITON_CACHE_DIR=$cache/t \

@@ -4,6 +4,7 @@ modules carry. The timings themselves need the GPU (scripts/gpu_bench.sh; requir
 
 import collections
 import csv
+import functools
 import io
 import json
 import os
@@ -479,16 +480,15 @@ def test_profile_of_the_eager_reference_shows_the_seeds_finding(module, dispatch
 
 
 def test_a_reference_that_computes_nothing_is_not_timed_as_eager(tmp_path, monkeypatch):
-    """conv_bn's batch-norm kernels write buffers the FX fragment names without a node: their reference computes no
-    output. Timing it would time an empty call (1.3 us on the H200, first seen as 'eager 0.0013 ms'); it is refused
-    with the reason instead. The GPU is what is mocked here: the timer, the L2 buffer, the copy bandwidth."""
-    import importlib.util
-
+    """A reference that computes none of the kernel's outputs (conv_bn's batch-norm kernels once had one: their
+    buffers had no node in the FX fragment). Timing it would time an empty call (1.3 us on the H200, first seen as
+    'eager 0.0013 ms'); it is refused with the reason instead. The GPU is what is mocked here: the timer, the L2
+    buffer, the copy bandwidth; and, for the second module, a reference that returns nothing, as that one did."""
     artifact = ROOT / "tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/models/conv_bn/g0_forward.py"
     done = harvest("extract", str(artifact), "-o", str(tmp_path / "x"), "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     results = {}
-    for stem in ("add_kernel", "batch_norm_fwd_kernel_1"):
+    for stem, empty in (("add_kernel", False), ("batch_norm_fwd_kernel_1", True)):
         module = _kernel_module(tmp_path / "x/g0_forward" / f"{stem}.py")
         harness = module.main.__globals__
         timed = []
@@ -496,11 +496,15 @@ def test_a_reference_that_computes_nothing_is_not_timed_as_eager(tmp_path, monke
         monkeypatch.setitem(harness, "l2_flush_buffer", lambda device: None)
         monkeypatch.setitem(harness, "bench_result", lambda kernel, device, inputs, moved, timings, copy_gbps, *matmul: timings)
         monkeypatch.setitem(module.namespace, "launch", lambda **kwargs: None)
+        if empty:
+            outputs = list(module.OUTPUTS)
+            nothing = functools.wraps(module.reference)(lambda *args, **kwargs: {})  # (its parameters kept)
+            monkeypatch.setitem(module.namespace, "reference", nothing)
+            monkeypatch.setitem(module.namespace, "UNCHECKED", {o: "no node in the FX fragment" for o in outputs})
         results[stem] = (module.bench("cpu", copy_gbps=4000.0, inputs=(module.make_inputs("cpu"), "made-up")), len(timed), module)
     timings, calls, module = results["batch_norm_fwd_kernel_1"]
-    assert module.reference(*[]) == {} and module.UNCHECKED
     assert calls == 1 and timings["kernel"] == {"median_ms": 1.0}
-    assert timings["eager"]["error"].startswith("no eager reference: it computes none of the kernel's outputs (")
+    assert timings["eager"]["error"].startswith("no eager reference: it computes none of the kernel's outputs ("), timings
     timings, calls, module = results["add_kernel"]
     assert calls == 2 and timings["eager"] == {"median_ms": 1.0}, timings  # a reference with outputs is timed
 

@@ -18,7 +18,6 @@ from harvest.model import Capture
 
 TARGET_LOG = "target.log"  # raw/target.log: the target's own stdout and stderr from the run (not replayed, not hashed)
 TAIL_WIDTH = 300  # characters of each line of the target's output an error shows
-COOPERATIVE = "@triton_heuristics.cooperative_reduction("  # a kernel with a grid barrier (see interpreter_cannot_run)
 CPP_KERNEL = re.compile(r"^(\w+) = async_compile\.cpp(?:_pybinding)?\(", re.M)
 
 
@@ -141,19 +140,6 @@ def target_error(outcome: RunOutcome, out: Path, graphs: int, target_log: Path |
     if outcome.status == "exit":
         return TargetError(f"{who} called sys.exit({outcome.exit_code}){': ' + outcome.error if outcome.error else ''}{others}; {kept}{tail}")
     return TargetError(f"{who} raised {exception_line(outcome.error)}{others}; {kept}{tail}")
-
-
-def interpreter_cannot_run(outcome: RunOutcome, capture: Capture) -> str:
-    """Why a run on the CPU path failed in the Triton interpreter, where harvest knows ("" where it does not): a
-    cooperative reduction's grid barrier makes every program of the grid wait for the others, which the interpreter,
-    running them one after another, cannot do."""
-    if capture.mode != "cpu-triton" or "InterpreterError" not in (outcome.error or ""):
-        return ""
-    if any(COOPERATIVE in graph.source for graph in capture.graphs):
-        return ("cooperative reductions (torch._inductor.config.triton.cooperative_reductions) cannot run under the "
-                "Triton interpreter: their grid barrier needs every program running at once, on a GPU; extract on a "
-                "GPU, or turn them off for the CPU path")
-    return ""
 
 
 def exception_line(error: str) -> str:

@@ -138,7 +138,7 @@ def _short_lines(lines: tuple[SourceLine, ...]) -> tuple[str, ...]:
 
 
 def _boundary_reason(producer: Kernel, consumer: Kernel) -> str:
-    reductions = ("reduction", "persistent_reduction")
+    reductions = ("reduction", "persistent_reduction", "cooperative_reduction")
     if producer.kind in reductions and consumer.kind in reductions:
         return f"reduction feeding a reduction ({_sizes(producer)} -> {_sizes(consumer)})"
     if producer.size_hints and consumer.size_hints and producer.size_hints != consumer.size_hints:

@@ -23,7 +23,8 @@ from harvest.syntax import dotted
 
 __all__ = ["ModuleContext", "ModulePlan", "Grid", "GridAxis", "RenderError", "plan_module"]
 
-SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "MixOrderReductionGrid", "")
+WORKSPACE_PARAMS = {"ws_ptr": "*u8", "sem_ptr": "*u32"}  # Inductor's WorkspaceArg inner names, and their types
+SUPPORTED_GRIDS = ("Grid1D", "Grid2D", "MixOrderReductionGrid", "CooperativeReductionGrid", "")
 HEADER_SOURCE_LINES = 3  # source lines the module's docstring quotes; the rest by place (report.md lists all)
 INSTALLED = "<installed>/"  # how harvest.paths names a file of an installed package
 # Imports the template writes itself: a kernel's own imports beyond these go under them.
@@ -95,6 +96,8 @@ class ModulePlan:
     storages: tuple[Storage, ...]
     written_only: tuple[str, ...]  # tensor arguments the kernel only writes (made-up inputs leave them zeroed)
     workspaces: tuple[str, ...]  # Inductor's scratch workspaces: zeroed before every launch, no output of the graph
+    # launch options besides the config: a cooperative reduction's programs must all run at once (its grid barrier)
+    launch_options: tuple[str, ...]
     # the oracles
     outputs: tuple[str, ...]  # what check() compares
     record_path: str | None  # the run's data for this launch, relative to the module
@@ -117,10 +120,11 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
         extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
         outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
-    # A workspace (a split scan's carries and flags, a split reduction's semaphores) holds no value of the graph and
-    # must start zeroed, as Inductor's wrapper zeroes it before each launch: no output, made up as zeros.
+    # A workspace (a split scan's carries and flags, a cooperative reduction's partials and semaphores) holds no value
+    # of the graph and must start zeroed, as Inductor's wrapper zeroes it: no output, made up as zeros. Without a
+    # recorded graph, Inductor's names for its workspace arguments tell them.
     workspaces = tuple(p for p in kernel.params if p in ctx.reference.scratch
-                       or (p == "ws_ptr" and kernel.signature.get(p) == "*u8"))
+                       or WORKSPACE_PARAMS.get(p) == kernel.signature.get(p))
     outputs = tuple(p for p in outputs if p not in workspaces)
     write_only = tuple(dict.fromkeys((*write_only, *workspaces)))
     record_path = f"../raw/{ctx.raw_dir or ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
@@ -189,6 +193,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         storages=planned.storages,
         written_only=tuple(rename.get(p, p) for p in write_only),
         workspaces=tuple(rename.get(p, p) for p in workspaces),
+        launch_options=("launch_cooperative_grid=True",) if kernel.triton_meta.get("launch_cooperative_grid") else (),
         outputs=tuple(rename.get(p, p) for p in outputs),
         record_path=record_path,
         record_device=capture.record_device if record_path else None,
@@ -266,6 +271,10 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         if rows:
             config.update({rename.get(k, k): v for k, v in rows.items()})
             origin = "no autotune record in the capture: Inductor's rule for a mix-order reduction's split"
+        split = cooperative_config(kernel, int(xnumel), values)
+        if split:
+            config.update({rename.get(k, k): v for k, v in split.items() if k in constexprs})
+            origin = "no autotune record in the capture: Inductor's rule for a cooperative reduction's split"
     for name, value in kernel.constants.items():  # compile-time constants Inductor passes by name
         if name in constexprs and isinstance(value, (int, float, bool)):
             config.setdefault(rename.get(name, name), value)
@@ -317,6 +326,23 @@ def mix_order_config(kernel: Kernel) -> dict[str, int]:
     return {"RSPLIT_SIZE": rsplit, "XBLOCK": xblock, "NUM_STAGES": min(max(rsplit // xblock // 4, 1), stages)}
 
 
+def cooperative_config(kernel: Kernel, xnumel: int, values: dict[str, int]) -> dict[str, int]:
+    """A cooperative reduction (RSPLIT programs share a row block, meeting at a grid barrier) configured as Inductor's
+    cooperative_reduction heuristic splits it: as many programs as the capture's GPU has SMs (a power of two, at most
+    64 per row block) so that all of them run at once, each reducing its share of the row; {} for any other kernel."""
+    if kernel.kind != "cooperative_reduction":
+        return {}
+    device = str(kernel.triton_meta.get("device", ""))
+    sms = re.search(r"multi_processor_count=(\d+)", device)
+    target = 1 << (int(sms.group(1)).bit_length() - 1) if sms and int(sms.group(1)) > 0 else 1
+    rnumel = int(values.get("r0_numel") or _body_constant(kernel, "r0_numel") or kernel.size_hints.get("r0_", 1))
+    split = max(1, min(rnumel, target // max(xnumel, 1), 64))
+    share = -(-rnumel // split)
+    persistent = bool(kernel.inductor_meta.get("persistent_reduction"))
+    rblock = next_power_of_2(share) if persistent else min(1024, next_power_of_2(share))
+    return {"RSPLIT": split, "R0_BLOCK": rblock, "XBLOCK": reduction_rows(kernel, xnumel, rblock)}
+
+
 def _body_constant(kernel: Kernel, name: str) -> int | None:
     """`xnumel = 2048` written inside the kernel body (a size Inductor baked in)."""
     match = re.search(rf"^\s+{name} = (\d+)\s*$", kernel.source, flags=re.M)
@@ -351,6 +377,9 @@ def build_grid(kernel: Kernel, rename: dict[str, str], values: dict[str, int | f
         return GridAxis(size, rename.get(block, block)), number
 
     dims = [axis("xnumel", "RSPLIT_SIZE" if grid_type == "MixOrderReductionGrid" else "XBLOCK")]
+    if grid_type == "CooperativeReductionGrid":  # RSPLIT programs share each block of rows (and a grid barrier)
+        rsplit = rename.get("RSPLIT", "RSPLIT")
+        dims.insert(0, (GridAxis(f'config["{rsplit}"]', None), config.get(rsplit)))
     if "ynumel" in kernel.signature and (grid_type == "Grid2D" or "YBLOCK" in kernel.signature):
         dims.append(axis("ynumel", "YBLOCK"))
     if "znumel" in kernel.signature:

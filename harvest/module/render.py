@@ -112,7 +112,7 @@ def render(plan: ModulePlan) -> str:
         launch_params=params,
         kernel_name=plan.kernel_name,
         grid=grid_text(plan.grid),
-        kernel_args=params,
+        kernel_args=params + "".join(f", {option}" for option in plan.launch_options),
         workspaces=list(plan.workspaces),
         input_lines=argument_lines(plan),
         outputs=repr(list(plan.outputs)),
@@ -158,6 +158,8 @@ def libdevice_calls(module_sources) -> set[str]:
             called.add("dot")
         if re.search(r"\btl\.reduce\(|\btriton_helpers\.", region):
             called.add("reduce")
+        if re.search(r"\bx_grid_barrier\(", region):
+            called.add("grid_barrier")
         if "triton_helpers." in region:
             called.update(helpers_libdevice(helpers_called(region)) if _HARNESS_HELPERS.search(source) else HELPERS_LIBDEVICE)
     return called

@@ -131,7 +131,7 @@ def _size_hints(hints: Any, kind: str) -> dict[str, int]:
         return {str(k): v for k, v in hints.items()}
     if not isinstance(hints, list):
         return {}
-    reduction = kind in ("reduction", "persistent_reduction", "split_scan") and len(hints) > 1
+    reduction = kind in ("reduction", "persistent_reduction", "cooperative_reduction", "split_scan") and len(hints) > 1
     tiled = hints[:-1] if reduction else hints
     named = dict(zip(SIZE_HINT_PREFIXES[-len(tiled):], tiled)) if tiled else {}
     return {**named, "r0_": hints[-1]} if reduction else named

@@ -50,6 +50,7 @@ KIND_BY_HEURISTIC: dict[str, KernelKind] = {
     "pointwise": "pointwise",
     "reduction": "reduction",
     "persistent_reduction": "persistent_reduction",
+    "cooperative_reduction": "cooperative_reduction",
     "template": "template",
     "foreach": "foreach",
     "split_scan": "split_scan",

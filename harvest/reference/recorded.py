@@ -179,7 +179,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if entry.get("kind") == "WorkspaceArg":
             binding.scratch.add(param)
             binding.unchecked[param] = ("Inductor's scratch workspace: it holds no value of the graph (partial results "
-                                        "or a semaphore between programs); the record compares it")
+                                        "or a semaphore between programs): zeroed before each launch, not compared")
             continue
         buffer = entry.get("buffers", [entry["buffer"]])[-1]
         chosen, starts_from, why = _stored_node(buffer, buffers, computes, fragment, node_of(buffer))
