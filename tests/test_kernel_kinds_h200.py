@@ -6,7 +6,9 @@ in tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/recorded, the launch data left
   bfloat16 tensor, whose partials Inductor keeps in float32;
 - user_kernel: a user-written @triton.jit kernel launched inside the compiled graph, kept as its user wrote it;
 - encoder_norm_first: a pre-norm encoder layer whose dropout-add kernel computes a layer norm's mean and then the
-  total of squared deviations, which it stores (the variance's total, not the mean's).
+  total of squared deviations, which it stores (the variance's total, not the mean's);
+- cooperative: cooperative reductions (RSPLIT programs a row, meeting at a grid barrier), RSPLIT 64 and 16 on the
+  H200's 132 SMs.
 
 The H200's own --check of these modules against their records is in docs/benchmarks.md."""
 
@@ -30,7 +32,7 @@ from harvest.parse import parse_output_code
 from harvest.bench.sweep import INDUCTOR_MM_CONFIGS, SHARED_MEMORY, sweep_configs, sweep_space
 
 RECORDED = CUDA_FIXTURES / "recorded"
-MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first")
+MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first", "cooperative")
 TILES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
 
 
@@ -193,3 +195,24 @@ def test_the_shim_gives_the_interpreter_a_bfloat16_dot():
                           env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert float(done.stdout.split()[-1]) < 1e-4  # (triton 3.9's interpreter alone: about 1e10, bits multiplied)
+
+
+def test_h200_cooperative_reductions_keep_their_split_and_check_under_the_interpreter(replayed):
+    """The H200 ran them with RSPLIT 64 (a whole-tensor mean: 64 programs) and 16 (8 rows: 128 programs): the modules
+    launch that grid cooperatively, zero the workspace and the semaphores, and every output has a reference. Under
+    the interpreter the mean's 64 programs run in two passes (the barrier's) and agree with eager. (The other
+    kernel's Welford statistics take minutes there, a fold of 2048 columns one combine at a time: its check on the
+    H200 is in docs/benchmarks.md.)"""
+    manifest, out = replayed["cooperative"]
+    assert manifest["references"] == {"full": 2, "partial": 0, "none": 0, "from_recorded_graph": 2}
+    splits = {}
+    for kernel in kernels(manifest):
+        text = (out / kernel["module"]).read_text()
+        assert kernel["kind"] == "cooperative_reduction" and "launch_cooperative_grid=True" in text
+        assert "sem_ptr.zero_()" in text and "ws_ptr.zero_()" in text
+        splits[kernel["name"]] = re.search(r"'RSPLIT': (\d+)", text).group(1)
+    assert splits == {"triton_unk_fused_add_amax_mul_sum_var_mean_0": "16", "triton_unk_fused_abs_mean_mul_1": "64"}
+    path, _ = module_text(out, manifest, "triton_unk_fused_abs_mean_mul_1")
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mean_ptr: reference: ok (1 values, torch.float32" in done.stdout and "made-up inputs" in done.stdout
