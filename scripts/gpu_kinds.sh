@@ -15,6 +15,7 @@
 #   bash scripts/gpu_kinds.sh cooperative  cooperative.py extracted, every module checked (as recorded, and with RSPLIT
 #                                       edited) and benched, its raw capture back; with THEN_ARTIFACTS=1, then
 #                                       scripts/gpu_artifacts.sh in the same call
+#   bash scripts/gpu_kinds.sh fixed     fixed_config.py extracted, every module checked and benched, its raw back
 #   bash scripts/gpu_kinds.sh templates the autotune MLP extracted (user_kernel and encoder_norm_first through the
 #                                       matrix beside it), every module checked, the template modules' --bench,
 #                                       `harvest bench` of the extraction and a --sweep of one template
@@ -33,6 +34,18 @@ raw_back() {  # an extraction's raw capture (without the recorded data) back to 
   [ -d "$X/$1/raw" ] && tar czf "$OUT/$1-raw.tgz" -C "$X/$1" --exclude records raw manifest.json && echo "raw of $1: $(du -k "$OUT/$1-raw.tgz" | cut -f1) KiB"
 }
 MLP=${MLP:-examples/models/autotune_mlp.py}
+if [ "${1:-}" = fixed ]; then
+  timeout ${FIXED_S:-200} python3 -m harvest extract examples/models/fixed_config.py -o "$X/fixed_config" --device cuda \
+    --force > "$OUT/fixed_extract.log" 2>&1
+  echo "harvest extract fixed_config rc=$? ($(elapsed) s)"; tail -6 "$OUT/fixed_extract.log"; raw_back fixed_config
+  for m in "$X"/fixed_config/g*/*.py; do
+    grep -n "^CONFIG = " "$m"
+    timeout 90 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?"; tail -6 "$OUT/check.txt"
+    timeout 90 python3 "$m" --bench 2>&1 | tail -5
+  done
+  echo "fixed done ($(elapsed) s)"
+  exit 0
+fi
 if [ "${1:-}" = cooperative ]; then
   timeout ${COOP_S:-200} python3 -m harvest extract examples/models/cooperative.py -o "$X/cooperative" --device cuda --force \
     > "$OUT/coop_extract.log" 2>&1

@@ -93,3 +93,24 @@ def test_cooperative_reductions_run_under_the_interpreter_in_passes_and_check(tm
     module.write_text(text.replace("'RSPLIT': 1", "'RSPLIT': 4"))
     done = run_check(module)  # (the record, made with RSPLIT 1, differs in the last bits: other partial sums)
     assert done.stdout.count("reference: ok") == 3, done.stdout + done.stderr
+
+
+def test_a_kernel_whose_config_inductor_fixed_becomes_a_module_on_both_paths(tmp_path):
+    """examples/models/fixed_config.py: a choices handler fixes every kernel's config at compile time
+    (`@triton_heuristics.fixed_config(config={...})`, a `triton_unk_` name that says no kind). The kernel becomes a
+    module (it was refused: "unsupported heuristic"), its kind told by its parameters, checked against the record
+    and eager; its output_code read alone as an artifact takes the decorator's config and checks on made-up inputs."""
+    done = harvest("extract", str(ROOT / "examples/models/fixed_config.py"), "-o", "out", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (kernel,) = [k for g in json.loads((tmp_path / "out/manifest.json").read_text())["graphs"] for k in g["kernels"]]
+    assert (kernel["kind"], kernel["standalone_reason"]) == ("reduction", None)
+    done = run_check(tmp_path / "out" / kernel["module"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("recorded: ok") == done.stdout.count("reference: ok") == 2, done.stdout
+    raw = tmp_path / "out/raw/g0_inference/output_code.py"
+    done = harvest("extract", str(raw), "-o", "art", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    module = tmp_path / "art" / kernel["module"]
+    assert "CONFIG = {'BLOCK_ROWS': 4, 'BLOCK_COLS': 256, 'num_warps': 2, 'num_stages': 3}  # fixed by Inductor" in module.read_text()
+    done = run_check(module)
+    assert done.returncode == 0 and done.stdout.count("reference: ok") == 2, done.stdout + done.stderr

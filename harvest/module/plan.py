@@ -252,6 +252,11 @@ def build_config(ctx: ModuleContext, rename: dict[str, str], values: dict[str, i
         origin = f"recorded in the run; chosen by {chosen.chosen_by}" if recorded is not None else f"chosen by {chosen.chosen_by}"
         if recorded is not None and kernel.kind == "template" and chosen.chosen_by == "the only config":
             origin = "recorded in the run: the template config max-autotune picked"
+    elif isinstance(kernel.heuristic_args.get("config"), dict) and kernel.heuristic == "fixed_config":
+        fixed = dict(kernel.heuristic_args["config"])
+        config = {rename.get(k, k): v for k, v in fixed.items() if k in constexprs}
+        config.update(num_warps=fixed.get("num_warps", 4), num_stages=fixed.get("num_stages", 3))  # (triton.Config's)
+        origin = "fixed by Inductor at compile time (@triton_heuristics.fixed_config): no other config was tried"
     else:
         xnumel = values.get("xnumel") or _body_constant(kernel, "xnumel") or 1
         config = {}

@@ -3,6 +3,7 @@ graph fragment) read into a `Kernel`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -85,10 +86,12 @@ def read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tup
     configs = triton_meta.get("configs", [])
     configs = configs if isinstance(configs, list) else [configs]
     runtime = tuple(p for p in params if p not in constexpr and signature.get(p) != "constexpr")
+    if heuristic == FIXED_CONFIG:  # the config Inductor fixed at compile time: the kind is in the parameters
+        kind = _fixed_config_kind(params, kind)
 
     if problems:
         reason: str | None = "could not read decorator: " + "; ".join(problems)
-    elif heuristic not in KIND_BY_HEURISTIC:
+    elif heuristic not in KIND_BY_HEURISTIC and heuristic != FIXED_CONFIG:
         reason = f"unsupported heuristic triton_heuristics.{heuristic}"
     else:
         reason = None
@@ -107,6 +110,21 @@ def read_kernel(name: str, triton_call: cst.Call, comment: KernelComment) -> tup
         jit_name=fn.name.value if fn.name.value != name else "",
     )
     return kernel, runtime
+
+
+FIXED_CONFIG = "fixed_config"  # @triton_heuristics.fixed_config(config={...}): blocks chosen at compile time
+
+
+def _fixed_config_kind(params: list[str], named: KernelKind) -> KernelKind:
+    """A fixed_config kernel's kind, which its decorator does not say (and its `triton_unk_` name neither): a loop
+    over the reduction (an R0_BLOCK), a whole row at once (a reduction size without a block), or neither."""
+    if named not in ("other", "pointwise", "reduction", "persistent_reduction"):
+        return named
+    if any(re.fullmatch(r"R\d_BLOCK|RBLOCK", p) for p in params):
+        return "reduction"
+    if any(re.fullmatch(r"r\d_numel|rnumel", p) for p in params):
+        return "persistent_reduction"
+    return "pointwise"
 
 
 def _kind_from_prefix(name: str) -> KernelKind | None:
