@@ -8,7 +8,8 @@ in tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/recorded, the launch data left
 - encoder_norm_first: a pre-norm encoder layer whose dropout-add kernel computes a layer norm's mean and then the
   total of squared deviations, which it stores (the variance's total, not the mean's);
 - cooperative: cooperative reductions (RSPLIT programs a row, meeting at a grid barrier), RSPLIT 64 and 16 on the
-  H200's 132 SMs.
+  H200's 132 SMs;
+- fixed_config: a softmax and a GELU in one kernel whose config a choices handler fixed at compile time.
 
 The H200's own --check of these modules against their records is in docs/benchmarks.md."""
 
@@ -32,7 +33,7 @@ from harvest.parse import parse_output_code
 from harvest.bench.sweep import INDUCTOR_MM_CONFIGS, SHARED_MEMORY, sweep_configs, sweep_space
 
 RECORDED = CUDA_FIXTURES / "recorded"
-MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first", "cooperative")
+MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first", "cooperative", "fixed_config")
 TILES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
 
 
@@ -216,3 +217,13 @@ def test_h200_cooperative_reductions_keep_their_split_and_check_under_the_interp
     done = run_check(path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "mean_ptr: reference: ok (1 values, torch.float32" in done.stdout and "made-up inputs" in done.stdout
+
+
+def test_an_h200_fixed_config_kernel_keeps_its_config_and_checks(replayed):
+    manifest, out = replayed["fixed_config"]
+    (kernel,) = kernels(manifest)
+    assert (kernel["kind"], kernel["reference"]["coverage"]) == ("reduction", "full")
+    path = out / kernel["module"]
+    assert "CONFIG = {'BLOCK_COLS': 256, 'BLOCK_ROWS': 4, 'num_warps': 2, 'num_stages': 3}" in path.read_text()
+    done = run_check(path)
+    assert done.returncode == 0 and done.stdout.count("reference: ok") == 2, done.stdout + done.stderr
