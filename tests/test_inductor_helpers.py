@@ -246,3 +246,55 @@ def test_an_extraction_needs_no_private_torch_module_and_matches_its_record(tmp_
     assert ptx.returncode == 0, ptx.stdout + ptx.stderr
     (triton_ptx,) = (module.parent / "ptx").glob("*.triton.ptx")
     assert '.file\t2 "harness.py"' in triton_ptx.read_text() and "triton_helpers.py" not in triton_ptx.read_text()
+
+
+WELFORD_FOLD = '''
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from harvest import inductor_helpers, interpret_shim
+if sys.argv[1] == "torch":
+    from torch._inductor.runtime import triton_helpers
+else:  # harvest's copy as a 2.11 capture's harness holds it: no guard for equal means
+    triton_helpers = inductor_helpers.for_torch("2.11.0+cu130", ["welford"])
+if sys.argv[2] == "shim":
+    interpret_shim.install()
+
+@triton.jit
+def welford_rows(x_ptr, w_ptr, out_ptr, R: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, R)[None, :]
+    x = tl.load(x_ptr + row * R + cols)
+    mean, m2, weight = triton_helpers.welford(x, x * 0.5, tl.load(w_ptr + row * R + cols), 1)
+    one = tl.arange(0, 1)
+    tl.store(out_ptr + row * 3 + one, mean)
+    tl.store(out_ptr + row * 3 + 1 + one, m2)
+    tl.store(out_ptr + row * 3 + 2 + one, weight)
+
+g = torch.Generator().manual_seed(0)
+x = torch.randn(6, 512, generator=g) * 100
+x[1, ::7] = float("inf"); x[2, 3] = float("nan"); x[3] = 5.0; x[4, ::3] = -float("inf")
+w = torch.randint(0, 4, (6, 512), generator=g).float()
+w[5] = 0  # all partials empty
+out = torch.zeros(6, 3)
+welford_rows[(6,)](x, w, out, 512)
+torch.save(out, sys.argv[3])
+'''
+
+
+@pytest.mark.parametrize("helpers", ["torch", "harvest_2_11"])
+def test_the_shims_welford_fold_gives_the_interpreters_bits(tmp_path, helpers):
+    """The shim folds a Welford reduction in numpy, one step at a time in the interpreter's order, instead of calling
+    welford_combine on Triton tensors per column (an H200 var_mean kernel took 281 s under the interpreter): the
+    same bits as the interpreter's own fold (NaN, infinities, equal means, empty partials), with and without the
+    equal-means guard of torch 2.13."""
+    script = tmp_path / "fold.py"
+    script.write_text(WELFORD_FOLD)
+    results = {}
+    for mode in ("plain", "shim"):
+        done = subprocess.run([sys.executable, str(script), helpers, mode, str(tmp_path / f"{mode}.pt")],
+                              capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr[-3000:]
+        results[mode] = torch.load(tmp_path / f"{mode}.pt")
+    assert torch.equal(bits(results["plain"]), bits(results["shim"])), results
+    assert results["shim"].isnan().any() and results["shim"][5, 2] == 0  # the special cases were reached

@@ -653,6 +653,10 @@ def interpret_libdevice(libdevice):
                 values, axis = self.unravel(input, self.axis)
                 datas = [v.handle.data for v in values]
                 kept = [d.take(0, axis=axis) for d in datas]
+                welford = welford_form(self.combine_fn.fn, datas)
+                if welford is not None:  # the same steps in numpy: no Triton tensor made per step
+                    kept = fold_welford(datas, axis, kept, guarded=welford)
+                    datas = [d.take([0], axis=axis) for d in datas]  # (nothing left to fold below)
                 extreme = EXTREMES.get(getattr(self.combine_fn.fn, "__name__", ""))
                 if extreme is not None and len(datas) == 1:  # Inductor's max/min, a NaN winning: numpy's own
                     kept = [extreme(datas[0], axis=axis)]
@@ -679,6 +683,35 @@ def interpret_libdevice(libdevice):
         # Inductor's maximum/minimum (and harvest's helper_ copies): a NaN wins, as with numpy's max/min; equal
         # values are equal whichever is kept (a 0.0 and a -0.0 too, as the check compares them)
         EXTREMES = {"maximum": np.max, "helper_maximum": np.max, "minimum": np.min, "helper_minimum": np.min}
+        WELFORD = ("welford_combine", "helper_welford_combine", "helper_welford_combine_before_2_13")
+
+        def welford_form(fn, datas):
+            # Inductor's welford_combine (or harvest's copy) over float (mean, m2, weight): whether it guards equal
+            # means (torch 2.13 on: "mean_1 == mean_2"); None for any other combine function
+            if getattr(fn, "__name__", "") not in WELFORD or len(datas) != 3 or any(d.dtype.kind != "f" for d in datas):
+                return None
+            import inspect
+
+            try:
+                return "mean_1 == mean_2" in inspect.getsource(fn)
+            except (OSError, TypeError):
+                return None
+
+        def fold_welford(datas, axis, kept, guarded):
+            # welford_combine's operations, in its order and its dtype, one step along the axis at a time (the
+            # interpreter's own order): the same bits as calling it, without a Triton tensor per operation
+            mean, m2, weight = kept
+            zero = np.zeros((), mean.dtype)
+            with np.errstate(all="ignore"):  # (both sides of each where are computed, as in the interpreter)
+                for k in range(1, datas[0].shape[axis]):
+                    mean_2, m2_2, weight_2 = (d.take(k, axis=axis) for d in datas)
+                    delta = mean_2 - mean
+                    if guarded:
+                        delta = np.where(mean == mean_2, zero, delta)
+                    new_weight = weight + weight_2
+                    share = np.where(new_weight == zero, zero, weight_2 / new_weight)
+                    mean, m2, weight = mean + delta * share, m2 + m2_2 + delta * delta * weight * share, new_weight
+            return [mean, m2, weight]
         generic_reduce.folds_at_once = True
         reduce_ops.generic_reduce = generic_reduce
 
