@@ -631,6 +631,25 @@ def interpret_libdevice(libdevice):
             return x.type.with_element_ty(scalar)
         return tl.core.block_type(scalar, x.type.get_block_shapes())  # triton <= 3.3 has no with_element_ty
 
+    # triton 3.9's interpreter gives `block_mask & (scalar < n)` (a batched matmul template's store mask) int32 data
+    # under an int1 type, which its loads and stores refuse ("mask has unsupported dtype"): they get it as bools
+    if builder is not None and not getattr(builder.create_masked_store, "mask_as_bool", False):
+        def as_bool(mask):
+            if mask.data.dtype == np.bool_:
+                return mask
+            return TensorHandle(mask.data.astype(np.bool_), mask.dtype)
+
+        masked_load, masked_store = builder.create_masked_load, builder.create_masked_store
+
+        def create_masked_load(self, ptrs, mask, *args, **kwargs):
+            return masked_load(self, ptrs, as_bool(mask), *args, **kwargs)
+
+        def create_masked_store(self, ptrs, value, mask, *args, **kwargs):
+            return masked_store(self, ptrs, value, as_bool(mask), *args, **kwargs)
+
+        create_masked_store.mask_as_bool = True
+        builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
+
     def unary(np_fn, predicate=False):
         def call(x, *_, **__):
             data = np.asarray(np_fn(x.handle.data))
