@@ -133,20 +133,20 @@ _REDUCE = '''
                 values, axis = self.unravel(input, self.axis)
                 datas = [v.handle.data for v in values]
                 kept = [d.take(0, axis=axis) for d in datas]
+                extreme = EXTREMES.get(getattr(self.combine_fn.fn, "__name__", "")) if len(datas) == 1 else None
                 welford = welford_form(self.combine_fn.fn, datas)
-                if welford is not None:  # the same steps in numpy: no Triton tensor made per step
-                    kept = fold_welford(datas, axis, kept, guarded=welford)
-                    datas = [d.take([0], axis=axis) for d in datas]  # (nothing left to fold below)
-                extreme = EXTREMES.get(getattr(self.combine_fn.fn, "__name__", ""))
-                if extreme is not None and len(datas) == 1:  # Inductor's max/min, a NaN winning: numpy's own
+                if extreme is not None:  # Inductor's max/min, a NaN winning: numpy's own
                     kept = [extreme(datas[0], axis=axis)]
-                for k in range(1 if extreme is None or len(datas) != 1 else datas[0].shape[axis], datas[0].shape[axis]):
-                    acc = [self.to_tensor(a, v.dtype) for a, v in zip(kept, values)]
-                    step = [self.to_tensor(d.take(k, axis=axis), v.dtype) for d, v in zip(datas, values)]
-                    out = self.combine_fn.fn(*acc, *step)
-                    out = out if isinstance(out, tuple) else (out,)
-                    kept = [np.broadcast_to(np.asarray(o.handle.data if isinstance(o, tl.core.tensor) else o),
-                                            np.shape(a)).astype(d.dtype) for o, a, d in zip(out, kept, datas)]
+                elif welford is not None:  # the same steps in numpy: no Triton tensor made per step
+                    kept = fold_welford(datas, axis, kept, guarded=welford)
+                else:
+                    for k in range(1, datas[0].shape[axis]):
+                        acc = [self.to_tensor(a, v.dtype) for a, v in zip(kept, values)]
+                        step = [self.to_tensor(d.take(k, axis=axis), v.dtype) for d, v in zip(datas, values)]
+                        out = self.combine_fn.fn(*acc, *step)
+                        out = out if isinstance(out, tuple) else (out,)
+                        kept = [np.broadcast_to(np.asarray(o.handle.data if isinstance(o, tl.core.tensor) else o),
+                                                np.shape(a)).astype(d.dtype) for o, a, d in zip(out, kept, datas)]
             except Exception:  # a combine function that branches on values: the interpreter's way
                 return one_at_a_time(self, input)
             ret = []
@@ -192,6 +192,7 @@ _REDUCE = '''
                     share = np.where(new_weight == zero, zero, weight_2 / new_weight)
                     mean, m2, weight = mean + delta * share, m2 + m2_2 + delta * delta * weight * share, new_weight
             return [mean, m2, weight]
+
         generic_reduce.folds_at_once = True
         reduce_ops.generic_reduce = generic_reduce
 '''
