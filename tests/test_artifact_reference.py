@@ -10,12 +10,15 @@ configs take large blocks, and the interpreter folds a reduction's combine for a
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check
+from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check, run_command
 
 MODELS = CUDA_FIXTURES / "models"
 # (graph fixture, outputs its kernels write): the forward graphs of three models, whose every output is compared,
@@ -123,3 +126,54 @@ def test_the_comment_binds_what_the_recorded_graph_binds(tmp_path, model):
                     (graph["name"], kernel["name"], param, truth.get(param), node)
                 compared += 1
     assert compared >= BOUND[model], compared
+
+
+SOFTMAX = "triton_per_fused__softmax_add_arange_exp_expand_le_lift_fresh_mul_native_dropout_prepare_softmax_online_scalar_tensor_sub_unsqueeze_view_where_6"
+
+
+def run_shrunk(module: Path, count: str) -> subprocess.CompletedProcess:
+    return run_command([sys.executable, str(module), "--check", "--shrink", count], module.parent,
+                       dict(os.environ, TRITON_INTERPRET="1"), 600)
+
+
+def test_shrink_runs_a_sample_of_the_grid_and_compares_what_it_wrote(artifacts, tmp_path):
+    """gpt2's attention softmax (2048 programs of 32 x 256 at H200 size: 86 s under the interpreter) with --shrink 4:
+    four programs run, the first and the last among them, and the 4 x 32 rows they wrote are compared; an edit that
+    breaks the values fails the same quick check."""
+    module = module_of(artifacts, "gpt2/g0_forward", SOFTMAX)
+    done = run_shrunk(module, "4")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "--shrink: ran 4 of the grid's 2048 programs" in done.stdout
+    assert "out_ptr: reference: ok (32768 of 16777216 values, those the programs --shrink ran wrote" in done.stdout
+    shutil.copytree(module.parent.parent, tmp_path / "x")
+    broken = tmp_path / "x" / module.parent.name / module.name
+    text = broken.read_text()
+    assert "tl.store(out_ptr + (cols + 256*rows), mul_2, None)" in text
+    broken.write_text(text.replace("tl.store(out_ptr + (cols + 256*rows), mul_2, None)",
+                                   "tl.store(out_ptr + (cols + 256*rows), mul_2 * 1.5, None)"))
+    done = run_shrunk(broken, "4")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"out_ptr: reference: \d+ of 32768 of 16777216 values, those the programs --shrink ran wrote differ",
+                     done.stdout), done.stdout
+
+
+def test_shrink_leaves_partials_of_left_out_programs_to_the_full_check(artifacts):
+    """A mix-order layer-norm backward: its output rows are compared from the sampled programs, its workspace (each
+    value a sum over every program's partial row) is said to need the whole grid, without failing the check."""
+    module = module_of(artifacts, "transformer_encoder/g1_backward", "triton_per_fused_add_native_layer_norm_backward_view_5")
+    done = run_shrunk(module, "4")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out_ptr: reference: ok (" in done.stdout and "those the programs --shrink ran wrote" in done.stdout
+    assert "ws_ptr: reference: not compared under --shrink" in done.stdout
+    assert "check without --shrink for a full check" in done.stdout
+
+
+def test_shrink_runs_the_whole_grid_of_a_kernel_that_adds_with_atomics(artifacts):
+    module = module_of(artifacts, "embedding_ce/g1_backward",
+                       "triton_poi_fused_embedding_dense_backward_nll_loss_forward_tanh_backward_view_2")
+    done = run_shrunk(module, "4")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "--shrink: not used: its programs add into the same outputs with atomics" in done.stdout
+    assert "out_ptr: reference: ok (" in done.stdout and "--shrink ran wrote" not in done.stdout
+    done = run_shrunk(module, "0")
+    assert done.returncode == 2 and "--shrink 0: give the number of programs to run, 1 or more" in done.stderr

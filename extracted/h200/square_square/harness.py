@@ -115,16 +115,23 @@ def compared_actual(output, args, expected):
     return args[output]
 
 
-def compare(name, actual, expected, oracle, tolerance=None):
+def compare(name, actual, expected, oracle, tolerance=None, where=None):
     """True when actual matches expected (exactly, or within the dtype's tolerance); prints the first mismatches.
 
     `expected` is a tensor, or for a split reduction's partial output {"reduce", "dims", "terms", "expected"}: the
     kernel's partials are combined over the split dims, then compared with the whole reduction (a split Welford's
-    three partial buffers come as `actual`, a tuple, and are combined together).
+    three partial buffers come as `actual`, a tuple, and are combined together). `where` (--shrink): a bool tensor
+    of the kernel's output, the values the programs that ran wrote; only those are compared.
     """
     split = expected if isinstance(expected, dict) else None
     what = ""
     if split is not None:
+        if where is not None:
+            where = written_after_combining(where, split)
+            if not bool(where.any()):  # None: neither a pass nor a failure, a value --shrink cannot give
+                print(f"  {name}: {oracle}: not compared under --shrink: each of its values combines partials that "
+                      "programs it left out wrote (check without --shrink)")
+                return None
         actual, expected = reduce_partials(actual, split), split["expected"]
         what = f", partials {split['reduce']}-combined over dims {split['dims']} vs the whole reduction of {split['terms']} values"
         if split["reduce"] == "scan":
@@ -149,19 +156,125 @@ def compare(name, actual, expected, oracle, tolerance=None):
         return False
     close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
     limits = "bit for bit" if tolerance is EXACT else f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}"
+    values = f"{actual.numel()} values"
+    if where is not None:
+        where = where.cpu().reshape(close.shape)
+        if not bool(where.any()):
+            print(f"  {name}: {oracle}: NOT COMPARED: the programs --shrink ran wrote none of its {actual.numel()} values (check without --shrink)")
+            return False
+        close, values = close | ~where, f"{int(where.sum())} of {actual.numel()} values, those the programs --shrink ran wrote"
     if bool(close.all()):
-        print(f"  {name}: {oracle}: ok ({actual.numel()} values, {actual.dtype}, {limits}{what})")
+        print(f"  {name}: {oracle}: ok ({values}, {actual.dtype}, {limits}{what})")
         return True
     bad = (~close).nonzero()
-    print(f"  {name}: {oracle}: {len(bad)} of {actual.numel()} values differ ({limits}{what}); first ones:")
+    print(f"  {name}: {oracle}: {len(bad)} of {values} differ ({limits}{what}); first ones:")
     for index in bad[:5].tolist():
         where = tuple(index)
         print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, {oracle} {expected.cpu()[where].item()!r}")
     loose = TOLERANCES.get(actual.dtype)
-    if tolerance is EXACT and loose is not None and bool(torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **loose).all()):
+    if tolerance is EXACT and loose is not None and bool((torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **loose) | (close if where is None else ~where)).all()):
         print(f"    (all within {actual.dtype}'s tolerance, rtol={loose['rtol']:.3g}, atol={loose['atol']:.3g}: a CONFIG edit "
               "that changes a reduction's blocks or split adds in another order; the record compares bit for bit)")
     return False
+
+
+def written_after_combining(where, split):
+    """For a split reduction's partials: a combined value counts as written when every partial that goes into it was."""
+    if split["reduce"] in ("scan", "through"):  # one value per value: nothing combines
+        return where
+    where = where.cpu().float()
+    if split["reduce"] == "welford":
+        return where.amin(split["dims"], keepdim=True).squeeze(split["dims"]).bool()
+    if "rows" in split:
+        where = where.reshape(split.get("blocks", 1), -1, split["rows"]).squeeze(0)
+    return where.amin(dim=split["dims"]).bool()
+
+
+def partials_only(expected):
+    """True for a split reduction's partials: each value the reference gives combines partials of many programs."""
+    return isinstance(expected, dict) and expected["reduce"] not in ("scan", "through")
+
+
+class GridSample:
+    """--shrink N under the Triton interpreter: each launch runs N programs of its grid, evenly spread (the first and
+    the last among them), not all, and the addresses they store to are kept, so that a check compares the values
+    those programs wrote. The interpreter runs one program after another, each Triton operation a numpy call: an
+    H200-sized grid of thousands of programs takes minutes on a CPU, a sample of it seconds. Outputs that programs add
+    into together (atomics) or that wait for each other (a grid barrier) need the whole grid: see why_whole_grid."""
+
+    def __init__(self, count):
+        self.count, self.ran, self.stores = count, [], []
+
+    def chosen(self, total):
+        if total <= self.count:
+            return range(total)
+        return sorted({i * (total - 1) // max(1, self.count - 1) for i in range(self.count)})
+
+    def __enter__(self):
+        import types
+
+        import numpy as np
+        from triton.runtime import interpreter
+
+        executor, builder, sample = interpreter.GridExecutor, interpreter.InterpreterBuilder, self
+        run_grid, store = executor.__call__, builder.create_masked_store
+        self.patched = [(executor, "__call__", run_grid), (builder, "create_masked_store", store)]
+
+        def some_programs(fn, chosen):
+            def program(**args):  # runs as the kernel's function: its signature and its globals (see below)
+                dims, index = interpreter.interpreter_builder.grid_dim, interpreter.interpreter_builder.grid_idx
+                if (index[0] * dims[1] + index[1]) * dims[2] + index[2] in chosen(dims[0] * dims[1] * dims[2]):
+                    return fn(**args)
+                return None
+
+            # the interpreter reads the kernel's parameters from its signature and patches `tl` in its globals
+            stand_in = types.FunctionType(program.__code__, fn.__globals__, fn.__name__, None, program.__closure__)
+            stand_in.__signature__ = inspect.signature(fn)
+            return stand_in
+
+        def run_some(grid, *args, **kwargs):
+            fn, picked = grid.fn, {}
+
+            def chosen(total):
+                if total not in picked:
+                    picked[total] = set(sample.chosen(total))
+                    sample.ran.append((len(picked[total]), total))
+                return picked[total]
+
+            grid.fn = some_programs(fn, chosen)
+            try:
+                return run_grid(grid, *args, **kwargs)
+            finally:
+                grid.fn = fn
+
+        def store_and_keep(builder_self, ptrs, value, mask, *args, **kwargs):
+            written = np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
+            sample.stores.append((np.asarray(ptrs.data)[written].astype(np.int64), value.data.dtype.itemsize))
+            return store(builder_self, ptrs, value, mask, *args, **kwargs)
+
+        executor.__call__, builder.create_masked_store = run_some, store_and_keep
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, value in self.patched:
+            setattr(owner, name, value)
+
+    def written(self, tensor):
+        """Which of `tensor`'s values the programs that ran stored to: a bool tensor of its shape."""
+        import numpy as np
+
+        storage, itemsize = tensor.untyped_storage(), tensor.element_size()
+        flags = torch.zeros(-(-storage.nbytes() // itemsize), dtype=torch.bool)
+        for addresses, _ in self.stores:
+            offsets = torch.from_numpy(np.ascontiguousarray(addresses)) - storage.data_ptr()
+            offsets = offsets[(offsets >= 0) & (offsets < storage.nbytes())]
+            flags[offsets // itemsize] = True
+        return flags.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
+
+    def summary(self):
+        ran = sum(r for r, _ in self.ran)
+        total = sum(t for _, t in self.ran)
+        return f"--shrink: ran {ran} of the grid's {total} programs (evenly spread, the first and the last among them)"
 
 
 def this_device(device):
@@ -234,13 +347,25 @@ class Kernel:
         written = views(self.ARGUMENTS, after, device)
         return views(self.ARGUMENTS, before, device), {name: written[name] for name in self.OUTPUTS}
 
-    def unedited(self):
-        """True while the kernel text in the module is the one harvest extracted."""
+    def kernel_text(self):
+        """The module's kernel region, as it is in the file now."""
         with open(os.path.abspath(self.namespace["__file__"]), encoding="utf-8") as f:
             text = f.read()
         start = text.index("# >>> kernel")
-        body = text[text.index("\n", start) + 1 : text.index("# <<< kernel")]
-        return hashlib.sha256(body.strip().encode("utf-8")).hexdigest() == self.KERNEL_SHA256
+        return text[text.index("\n", start) + 1 : text.index("# <<< kernel")]
+
+    def unedited(self):
+        """True while the kernel text in the module is the one harvest extracted."""
+        return hashlib.sha256(self.kernel_text().strip().encode("utf-8")).hexdigest() == self.KERNEL_SHA256
+
+    def why_whole_grid(self):
+        """Why --shrink cannot leave programs out of this kernel (None when it can)."""
+        text = self.kernel_text()
+        if "atomic_" in text:
+            return "its programs add into the same outputs with atomics: a part of the grid gives part of each sum"
+        if "x_grid_barrier" in text:
+            return "its programs wait for each other at a grid barrier and read what all of them wrote"
+        return None
 
     def reference_args(self, args, clone=False):
         """The reference's arguments from the kernel's; `device` (a reference that reads no tensor) is where they are."""
@@ -249,11 +374,21 @@ class Kernel:
         return [where if n == "device" and n not in args else args[n].clone() if clone and isinstance(args[n], torch.Tensor)
                 else args[n] for n in names]
 
-    def check(self, device, seed=0):
+    def check(self, device, seed=0, shrink=None):
         """Launch the kernel and compare every output it writes with two oracles, each where it exists:
         recorded: what Inductor's kernel wrote in the real run, from the same inputs (bit for bit when the kernel is
-        unedited and this is the device it was recorded on); reference: the eager ops of the kernel's FX graph."""
+        unedited and this is the device it was recorded on); reference: the eager ops of the kernel's FX graph.
+        shrink: under the Triton interpreter, run that many programs of the grid and compare what they wrote."""
         name = os.path.basename(self.namespace["__file__"])
+        sample = None
+        if shrink and os.environ.get("TRITON_INTERPRET") != "1":
+            print("--shrink: not used: on a GPU every program runs (it is for the Triton interpreter)")
+        elif shrink:
+            whole = self.why_whole_grid()
+            if whole:
+                print(f"--shrink: not used: {whole}; the whole grid runs")
+            else:
+                sample = GridSample(shrink)
         record = self.load_record(device)
         if record is None:
             print(f"no record ({self.record_problem() or 'it does not fit ARGUMENTS'}): made-up inputs (seed {seed}), only the eager reference compares")
@@ -263,25 +398,39 @@ class Kernel:
         exact = record is not None and self.EXACT_POSSIBLE and self.unedited() and this_device(device) == self.RECORD_DEVICE
         reference_args = self.reference_args(args, clone=True)
         if os.environ.get("TRITON_INTERPRET") == "1":
-            print(f"running {name} under the Triton interpreter (numpy, one program at a time: this can take minutes)", flush=True)
-        self.launch(**args)
+            hint = "" if sample else "; --shrink N runs N programs of the grid"
+            print(f"running {name} under the Triton interpreter (numpy, one program at a time: this can take minutes{hint})", flush=True)
         expected = self.reference(*reference_args)
+        if sample is not None and not recorded and all(partials_only(expected.get(o)) for o in self.OUTPUTS):
+            print("--shrink: not used: every value of every output combines partials from all of the grid's programs; the whole grid runs")
+            sample = None
+        if sample is None:
+            self.launch(**args)
+        else:
+            with sample:
+                self.launch(**args)
+            print(sample.summary())
         print(f"{name} on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
-        ok = True
+        ok, shrunk = True, False
         for output in self.OUTPUTS + [n for n in expected if n not in self.OUTPUTS]:
             compared = []
+            where = sample.written(args[output]) if sample is not None else None
             if output in recorded:
-                compared.append(compare(output, args[output], recorded[output], "recorded", EXACT if exact else None))
+                compared.append(compare(output, args[output], recorded[output], "recorded", EXACT if exact else None, where))
             alias = self.same_view(output, expected)
             if output in expected:
-                compared.append(compare(output, compared_actual(output, args, expected[output]), expected[output], "reference"))
+                compared.append(compare(output, compared_actual(output, args, expected[output]), expected[output], "reference", where=where))
             elif alias is not None:  # another name for the memory an output the reference computes is written to
-                compared.append(compare(output, args[output], expected[alias], f"reference (as {alias}, the same memory)"))
+                compared.append(compare(output, args[output], expected[alias], f"reference (as {alias}, the same memory)", where=where))
             elif output in self.UNCHECKED:
                 print(f"  {output}: reference: not computed ({self.UNCHECKED[output]})")
             if not compared:
                 print(f"  {output}: NOT COMPARED: no record and no reference for it")
-            ok = ok and bool(compared) and all(compared)
+            skipped = None in compared  # under --shrink: the values need programs it left out
+            shrunk, compared = shrunk or skipped, [c for c in compared if c is not None]
+            ok = ok and (bool(compared) or skipped) and all(compared)
+        if shrunk:
+            print("--shrink: what it could not compare needs the whole grid: check without --shrink for a full check")
         return ok
 
     def same_view(self, name, expected):
@@ -351,14 +500,19 @@ def main(namespace):
     parser.add_argument("--json", metavar="FILE", help="with --bench: also write the figures to FILE as JSON")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cuda or cpu")
     parser.add_argument("--seed", type=int, default=0, help="seed for made-up inputs (used when there is no record)")
+    parser.add_argument("--shrink", nargs="?", const=32, type=int, metavar="N",
+                        help="with the Triton interpreter: run N programs of the grid (default 32; evenly spread, the first and "
+                             "the last among them) and compare the values they wrote: minutes become seconds")
     options = parser.parse_args()
+    if options.shrink is not None and options.shrink < 1:
+        parser.error(f"--shrink {options.shrink}: give the number of programs to run, 1 or more")
     if options.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
         print("no GPU: run with TRITON_INTERPRET=1 to use the Triton interpreter on the CPU", file=sys.stderr)
         return NEEDS_GPU
     kernel = Kernel(namespace)
     ok = True
     if options.check or not options.bench:
-        ok = kernel.check(options.device, options.seed)
+        ok = kernel.check(options.device, options.seed, options.shrink)
     if options.bench:
         if options.device == "cpu" or os.environ.get("TRITON_INTERPRET") == "1":
             print("--bench needs a CUDA device: the Triton interpreter's times are not GPU times; nothing was timed")
