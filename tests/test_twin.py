@@ -98,11 +98,16 @@ def test_square_twin_moves_16_bytes_per_access(square_square, tmp_path):
 def test_layer_norm_twin_reduces_rows_with_shuffles(small_model, tmp_path):
     twin = twin_of(small_model, "g0_forward/layer_norm_fwd_kernel.py")
     assert twin.shape == "reduction"
-    assert twin.cuda.count("hv::block_reduce(") == 2  # mean, then variance: each its own pass over the row
+    # a short row (32 values): one warp per row, mean then variance each a pass over the row, the row's values loaded
+    # once and kept in registers for the passes after the first
+    assert twin.cuda.count("hv::warp_reduce(") == 2
     assert "rsqrtf(" in twin.cuda  # libdevice.rsqrt: the accurate function
-    assert cu_helpers(twin.cuda) == {"Sum", "shuffle_xor", "block_reduce"}  # no Prod, Max, MinNan, Welford, ...
+    assert cu_helpers(twin.cuda) == {"Sum", "shuffle_xor", "shuffle_first", "warp_reduce"}  # no block_reduce, Max, Welford, ...
+    first_pass, later = twin.cuda.split("hv::warp_reduce(", 1)
+    assert "hv_kept_a[hv_k] = a;" in first_pass and "const float a = hv_kept_a[hv_k];" in later
+    assert "a_ptr[" in first_pass and "a_ptr[" not in later  # the row is read from memory once
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert "shfl.sync.bfly" in ptx and "bar.sync" in ptx
+    assert "shfl.sync.bfly" in ptx and "shfl.sync.idx" in ptx and "bar.sync" not in ptx  # warp shuffles, no block barrier
 
 
 def test_unsupported_kernel_gets_a_reason_not_a_twin(square_square):
@@ -239,10 +244,10 @@ def test_every_cu_holds_only_the_helpers_its_kernel_names(small_twins):
         cuda = cu.read_text()
         body = cuda[cuda.index('extern "C" __global__') :]
         assert cu_helpers(cuda) == helpers_named(body), cu.name
-        kinds.setdefault("reduction" if "block_reduce(" in body or "column_reduce(" in body else "pointwise", []).append(cuda)
+        kinds.setdefault("reduction" if re.search(r"\b(block|column|warp)_reduce\(", body) else "pointwise", []).append(cuda)
     assert len(kinds["pointwise"]) == 4 and len(kinds["reduction"]) == 7
     for cuda in kinds["pointwise"]:  # no warp-reduce helper, no reduction functor in a pointwise twin
-        assert not cu_helpers(cuda) & {"shuffle_xor", "block_reduce", "column_reduce", "Sum", "MaxNan", "Welford"}
+        assert not cu_helpers(cuda) & {"shuffle_xor", "shuffle_first", "block_reduce", "warp_reduce", "column_reduce", "Sum", "MaxNan", "Welford"}
     for cuda in kinds["reduction"]:
         assert not cu_helpers(cuda) & {"Prod", "Min", "MinNan", "Welford", "ArgMax", "philox", "load_vector"}
 

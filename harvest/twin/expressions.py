@@ -284,11 +284,13 @@ class Expressions:
 class Statements:
     """Emits Triton statements as C++ statements."""
 
-    def __init__(self, emitter: Emitter, exprs: Expressions, row_level_stores: bool = False, store_guard: tuple[str, ...] = ()):
+    def __init__(self, emitter: Emitter, exprs: Expressions, row_level_stores: bool = False, store_guard: tuple[str, ...] = (),
+                 barrier: str = "__syncthreads();"):
         self.out = emitter
         self.x = exprs
         self.row_level_stores = row_level_stores  # in a reduction: stores of row values, made by one thread per row
         self.store_guard = store_guard  # conditions every store of these statements waits for (who stores, valid rows)
+        self.barrier = barrier  # what tl.debug_barrier is among the threads of one row: the block's, or the warp's
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -390,7 +392,7 @@ class Statements:
             self.out.emit(f"assert({self.out.cast(self.x(node.args[0]), 'i1')});")
         elif name == "tl.debug_barrier":
             if self.row_level_stores:
-                self.out.emit("__syncthreads();")
+                self.out.emit(self.barrier)
         elif name in ("tl.static_print", "tl.device_print", "print", "tl.static_assert"):
             pass
         else:

@@ -213,14 +213,23 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     else:
         rnumel_node = _persistent_numel(body, axes, facts)
     columns = _reduces_columns(body, axes, row_name, facts)
-    lanes = Lanes.columns() if columns else Lanes.rows()
-    row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard)
-    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
-    reductions = RowReductions(out)
     rows = exprs(facts.grid[0])
     rnumel = exprs(rnumel_node)
+    warps = not columns and not looped and rnumel.code.isdigit() and 0 < int(rnumel.code) <= WARP_ROW_LIMIT
+    lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.rows()
+    row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
+    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
+    reductions = RowReductions(out)
     out.emit(f"const int64_t hv_rows = {rows.code};")
-    if columns:
+    if warps:
+        out.emit(f"// one warp per row ({ROWS_PER_BLOCK} rows a block); its 32 lanes stride over the row's "
+                 f"{ast.unparse(rnumel_node)} elements, the values later passes need kept in registers")
+        out.emit("const int32_t hv_lane = static_cast<int32_t>(threadIdx.x % 32);")
+        out.emit("const int64_t hv_warps = blockDim.x / 32;")
+        out.open("for (int64_t hv_row = static_cast<int64_t>(blockIdx.x) * hv_warps + threadIdx.x / 32; hv_row < hv_rows; "
+                 "hv_row += static_cast<int64_t>(gridDim.x) * hv_warps) {")
+        out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
+    elif columns:
         out.emit("// the reduced dimension is the outer one: a block takes 32 neighbouring rows (threadIdx.x, so loads coalesce)")
         out.emit(f"// and its threadIdx.y threads stride over their {ast.unparse(rnumel_node)} elements")
         out.open("for (int64_t hv_tile = static_cast<int64_t>(blockIdx.x) * 32; hv_tile < hv_rows; hv_tile += static_cast<int64_t>(gridDim.x) * 32) {")
@@ -233,14 +242,19 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     if looped:
         _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes)
     else:
-        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes)
+        kept = Kept(int(rnumel.code), _stored_pointers(facts)) if warps else None
+        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
     out.close()
     launch_lines = [
         f"const int64_t hv_rows = {host_expr(facts.grid[0], known, facts.params)};",
         f"const int64_t hv_rnumel = {host_expr(rnumel_node, known, facts.params)};",
         "if (hv_rows <= 0) return;",
     ]
-    if columns:
+    if warps:
+        blocks, threads = "hv::warp_row_blocks(hv_rows)", "32 * hv::WARP_ROWS_PER_BLOCK"
+        notes = [f"one warp per row, {ROWS_PER_BLOCK} rows a block of {32 * ROWS_PER_BLOCK} threads (grid-stride over rows); "
+                 "its lanes stride over the row", "per-lane partials combined by warp shuffles (no shared memory, no block barrier)"]
+    elif columns:
         blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rnumel)"  # 32 rows x up to 16 lanes
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
                  "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
@@ -248,26 +262,79 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         blocks, threads = "hv::row_blocks(hv_rows)", "hv::row_threads(hv_rnumel)"  # 32 to 512 threads a row
         notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
                  "per-thread partials combined by warp shuffles and shared memory"]
-    if not looped:
+    if not looped and warps:
+        notes.append("each reduction is its own pass over the row; the values a pass loads (or draws at random) are kept "
+                     "in registers for the passes after it, when they fit")
+    elif not looped:
         notes.append("each reduction is its own pass over the row (the row's values are recomputed, not kept in registers)")
     return finish(facts, out, signature, launcher_args, launch_lines, blocks, threads, "reduction", notes)
 
 
-class Lanes:
-    """How a block's threads share the rows: one row per block, threads along it (rows), or 32 rows per block along
-    threadIdx.x with threadIdx.y threads along each (columns: the reduced dimension is the outer one)."""
+WARP_ROW_LIMIT = 1024  # a persistent reduction's rows up to this long: one warp per row (32 values a lane at most)
+ROWS_PER_BLOCK = 4  # warps (rows) per block then: the launcher's hv::WARP_ROWS_PER_BLOCK
+KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between passes
 
-    def __init__(self, lane: str, count: str, reduce: str, row_store_guard: tuple[str, ...], lane_store_guard: tuple[str, ...]):
+
+class Lanes:
+    """How a block's threads share the rows: one row per block, threads along it (rows); one row per warp, its 32
+    lanes along it (warps: short rows); or 32 rows per block along threadIdx.x with threadIdx.y threads along each
+    (columns: the reduced dimension is the outer one)."""
+
+    def __init__(self, lane: str, count: str, reduce: str, row_store_guard: tuple[str, ...], lane_store_guard: tuple[str, ...],
+                 barrier: str = "__syncthreads();"):
         self.lane, self.count, self.reduce = lane, count, reduce
         self.row_store_guard, self.lane_store_guard = row_store_guard, lane_store_guard
+        self.barrier = barrier
 
     @classmethod
     def rows(cls) -> Lanes:
         return cls("static_cast<int32_t>(threadIdx.x)", "blockDim.x", "hv::block_reduce", ("threadIdx.x == 0",), ())
 
     @classmethod
+    def warps(cls) -> Lanes:
+        return cls("hv_lane", "32", "hv::warp_reduce", ("hv_lane == 0",), (), barrier="__syncwarp();")
+
+    @classmethod
     def columns(cls) -> Lanes:
         return cls("static_cast<int32_t>(threadIdx.y)", "blockDim.y", "hv::column_reduce", ("threadIdx.y == 0", "hv_row_ok"), ("hv_row_ok",))
+
+
+class Kept:
+    """A warp-per-row persistent reduction's row values kept in registers between its passes: each lane's share of
+    a loaded (or randomly drawn) value, `per_lane` of them, in an array the fully unrolled passes index by hv_k.
+    A load from memory the kernel also stores to is not kept (a later pass must read what was stored)."""
+
+    def __init__(self, rnumel: int, stored: set[str]):
+        self.per_lane = -(-rnumel // 32)
+        self.stored = stored
+        self.arrays: dict[str, tuple[str, str]] = {}  # Triton name -> (C++ array, dtype)
+
+    def worth_keeping(self, stmt: ast.stmt) -> str | None:
+        """The name `stmt` defines, when its value is worth keeping and a lane has the registers for it."""
+        if len(self.arrays) + 1 > KEPT_REGISTERS // self.per_lane:
+            return None
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return None
+        calls = [dotted(n.func) for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
+        loads = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and dotted(n.func) == "tl.load"]
+        if any(_pointer_param(load.args[0]) in self.stored for load in loads):
+            return None
+        if loads or any(c in ("tl.rand", "tl.randn", "tl.randint") for c in calls):
+            return stmt.targets[0].id
+        return None
+
+
+def _pointer_param(address: ast.expr) -> str | None:
+    """The pointer parameter an address is computed from (`a_ptr + (...)` -> a_ptr)."""
+    while isinstance(address, ast.BinOp):
+        address = address.left
+    return address.id if isinstance(address, ast.Name) else None
+
+
+def _stored_pointers(facts: ModuleFacts) -> set[str]:
+    stores = [n for n in ast.walk(ast.Module(body=facts.body, type_ignores=[])) if isinstance(n, ast.Call)
+              and dotted(n.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")]
+    return {p for p in (_pointer_param(s.args[0]) for s in stores if s.args) if p is not None}
 
 
 def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> bool:
@@ -381,6 +448,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             stop_code = exprs(stop)
             variable = stmt.target.id
             cname = out.fresh(variable)
+            out.emit("#pragma unroll 4  // four of the thread's loads in flight at once")
             out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {lanes.count}) {{")
             out.bind(variable, Var(cname, "i32", len(out.scopes)))
             out.open(f"if ({cname} + {lanes.lane} < {stop_code.code}) {{")
@@ -410,7 +478,8 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         defined |= defines(stmt)
 
 
-def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes) -> None:
+def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes,
+                     kept: Kept | None = None) -> None:
     lane_level = {axes.reduction_base}
     for stmt in body:
         if isinstance(stmt, ast.Assign) and _reduction_call(stmt.value) is None and names_used(stmt) & lane_level:
@@ -430,12 +499,32 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
 
     def open_pass(statements_needed: list[ast.stmt]) -> None:
         """A pass of the block's threads over the row, with the lane-level statements it needs."""
-        out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += {lanes.count}) {{")
-        out.emit(f"const int32_t hv_r = hv_r0 + {lanes.lane};")
+        if kept is None:
+            out.emit("#pragma unroll 4  // four of the thread's loads in flight at once")
+            out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += {lanes.count}) {{")
+            out.emit(f"const int32_t hv_r = hv_r0 + {lanes.lane};")
+        else:  # a fixed number of steps, unrolled: the kept arrays are registers
+            start, indent = len(out.lines), out.indent
+            out.emit("#pragma unroll")
+            out.open(f"for (int32_t hv_k = 0; hv_k < {kept.per_lane}; ++hv_k) {{")
+            out.emit(f"const int32_t hv_r = hv_k * 32 + {lanes.lane};")
         out.open(f"if (hv_r < {rnumel.code}) {{")
         out.declare(axes.reduction_base, "i32", "hv_r")
         for stmt in statements_needed:
+            if kept is not None and len(defines(stmt)) == 1 and next(iter(defines(stmt))) in kept.arrays:
+                name = next(iter(defines(stmt)))
+                array, dtype = kept.arrays[name]
+                out.declare(name, dtype, f"{array}[hv_k]")
+                continue
             lane_statements.statement(stmt)
+            name = kept.worth_keeping(stmt) if kept is not None else None
+            var = out.lookup(name) if name is not None and name not in out.mutable else None
+            if var is not None:
+                array = out.fresh(f"hv_kept_{name}")
+                out.taken.add(array)
+                out.lines.insert(start, "    " * indent + f"{out.ctype(var.dtype)} {array}[{kept.per_lane}];")
+                out.emit(f"{array}[hv_k] = {var.cname};")
+                kept.arrays[name] = (array, var.dtype)
 
     def close_pass() -> None:
         out.close()
@@ -473,4 +562,13 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
                 close_pass()
             continue
         row_statements.statement(stmt)
+    if kept is not None:
+        _drop_unread(out, kept)
 
+
+def _drop_unread(out: Emitter, kept: Kept) -> None:
+    """Kept arrays that no later pass reads (the last pass's loads) are not written at all."""
+    for array, _ in kept.arrays.values():
+        if not any(line.rstrip().endswith(f" = {array}[hv_k];") for line in out.lines):
+            out.lines[:] = [line for line in out.lines if f" {array}[{kept.per_lane}];" not in line
+                            and not line.lstrip().startswith(f"{array}[hv_k] = ")]
