@@ -9,7 +9,8 @@ set -u
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
 OUT=${OUT:-/tmp/out}
 X=/tmp/x
-mkdir -p "$OUT" "$X"
+L=$OUT/logs  # the logs travel back as one tarball (logs.tgz)
+mkdir -p "$OUT" "$X" "$L"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 git log --oneline -1; git status --short | head -20
@@ -19,32 +20,33 @@ targets=${TARGETS:-"examples/square_compile.py examples/small_model.py examples/
 examples/models/embedding_ce.py examples/models/transformer_encoder.py"}
 if [ "${1:-}" = templates ]; then
   ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${TEMPLATES_S:-240} python3 -m harvest extract examples/models/conv_bmm_autotune.py \
-      -o "$X/conv_bmm_autotune" --device cuda --force > "$OUT/templates_extract.log" 2>&1
+      -o "$X/conv_bmm_autotune" --device cuda --force > "$L/templates_extract.log" 2>&1
     echo "extract conv_bmm_autotune rc=$? ($(elapsed) s)" ) &
 fi
 n=0
 for t in $targets; do
   name=$(basename "$t" .py)
-  ( TORCHINDUCTOR_COMPILE_THREADS=2 timeout 200 python3 -m harvest extract "$t" -o "$X/$name" --device cuda -q --force > "$OUT/extract_$name.log" 2>&1
+  ( TORCHINDUCTOR_COMPILE_THREADS=2 timeout 200 python3 -m harvest extract "$t" -o "$X/$name" --device cuda -q --force > "$L/extract_$name.log" 2>&1
     echo "extract $name rc=$? ($(elapsed) s)"
-    python3 -m harvest twin "$X/$name" > "$OUT/twin_$name.log" 2>&1; echo "twin $name rc=$?: $(grep -E 'translated|no twin' "$OUT/twin_$name.log" | tr '\n' ';')" ) &
+    python3 -m harvest twin "$X/$name" > "$L/twin_$name.log" 2>&1; echo "twin $name rc=$?: $(grep -E 'translated|no twin' "$L/twin_$name.log" | tr '\n' ';')" ) &
   n=$((n + 1)); if [ $((n % 4)) = 0 ]; then wait; fi
 done
 wait
-python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$OUT/twins.txt" 2>&1
-grep -v "^ok " "$OUT/twins.txt" | tail -30
+python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
+grep -v "^ok " "$L/twins.txt" | tail -30
 python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"
 echo "twins done ($(elapsed) s)"
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
 if [ "${1:-}" = templates ]; then
-  tail -8 "$OUT/templates_extract.log"
+  tail -8 "$L/templates_extract.log"
   for m in "$X"/conv_bmm_autotune/g*/*.py; do
-    timeout 60 python3 "$m" --check > "$OUT/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$OUT/check.txt") ok, $(grep -c 'differ\|NOT COMPARED' "$OUT/check.txt") bad"
-    [ -n "$(grep -l '^MATMUL = ' "$m")" ] && { grep "^CONFIG = \|grid = " "$m"; cat "$OUT/check.txt" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -6; }
+    timeout 60 python3 "$m" --check > "$L/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$L/check.txt") ok, $(grep -c 'differ\|NOT COMPARED' "$L/check.txt") bad"
+    [ -n "$(grep -l '^MATMUL = ' "$m")" ] && { grep "^CONFIG = \|grid = " "$m"; cat "$L/check.txt" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -6; }
   done
   (cd "$X" && tar czf "$OUT/conv_bmm_autotune.tgz" --exclude records --exclude '*.pt' conv_bmm_autotune 2>/dev/null)
   first=$(cd "$X" && grep -l "^MATMUL = " conv_bmm_autotune/g0_forward/*.py | head -1)
   [ -n "$first" ] && timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
-    -o "$OUT/sweep" > "$OUT/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$OUT/sweep.log"
+    -o "$L/sweep" > "$OUT/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$OUT/sweep.log"
 fi
+(cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)
 echo "all done at $(elapsed) s"

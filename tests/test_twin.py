@@ -361,7 +361,11 @@ def test_outer_reduction_with_a_dynamic_size_in_its_address_still_takes_32_rows_
     text = (ROOT / "tests/fixtures/twin/dynamic_outer_sum_kernel.py").read_text()
     assert "a_ptr + (rows + 32*cols)" in text
     twin = translate(read_module(text.replace("a_ptr + (rows + 32*cols)", "a_ptr + (rows + 32*cols + 32*cols*((15 + size_0) // 16))")))
-    assert "hv::column_reduce(total_acc, hv::Sum())" in twin.cuda
+    # a looped reduction: each thread keeps four copies of its accumulator (four chains of loads in flight),
+    # combined in order before the rows' threads combine
+    assert "float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};" in twin.cuda
+    assert ("hv::column_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_copies[0], total_acc_copies[1]), total_acc_copies[2]), "
+            "total_acc_copies[3]), hv::Sum())") in twin.cuda
     ptx_of(twin.cuda, tmp_path)
 
 

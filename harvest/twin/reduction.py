@@ -273,6 +273,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
 WARP_ROW_LIMIT = 1024  # a persistent reduction's rows up to this long: one warp per row (32 values a lane at most)
 ROWS_PER_BLOCK = 4  # warps (rows) per block then: the launcher's hv::WARP_ROWS_PER_BLOCK
 KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between passes
+LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent chains of loads and combine steps
 
 
 class Lanes:
@@ -440,22 +441,40 @@ def _persistent_numel(body: list[ast.stmt], axes: Axes, facts: ModuleFacts) -> a
 
 
 def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes) -> None:
+    """Each thread keeps LOOP_COPIES copies of the loop's accumulators (an array each), copy v fed the columns v
+    blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
+    at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads."""
     defined: set[str] = set()
+    copies: dict[str, tuple[str, str]] = {}  # an accumulator -> (its array of copies, dtype)
     for position, stmt in enumerate(body):
         if isinstance(stmt, ast.For):
             _check_loop(stmt, body[position + 1 :], defined)
+            carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
+            for acc in carried:
+                var = out.lookup(acc)
+                array = out.fresh(f"{acc}_copies")
+                out.taken.add(array)
+                out.emit(f"{out.ctype(var.dtype)} {array}[{LOOP_COPIES}] = {{{', '.join([var.cname] * LOOP_COPIES)}}};")
+                copies[acc] = (array, var.dtype)
             _, stop = _loop_range(stmt, axes)
             stop_code = exprs(stop)
             variable = stmt.target.id
             cname = out.fresh(variable)
-            out.emit("#pragma unroll 4  // four of the thread's loads in flight at once")
-            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {lanes.count}) {{")
-            out.bind(variable, Var(cname, "i32", len(out.scopes)))
-            out.open(f"if ({cname} + {lanes.lane} < {stop_code.code}) {{")
+            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {LOOP_COPIES} * {lanes.count}) {{")
+            out.emit("#pragma unroll")
+            out.open(f"for (int32_t hv_v = 0; hv_v < {LOOP_COPIES}; ++hv_v) {{  // copy hv_v of the accumulators")
+            start = out.fresh(f"{variable}_v")
+            out.emit(f"const int32_t {start} = {cname} + hv_v * {lanes.count};")
+            out.bind(variable, Var(start, "i32", len(out.scopes)))
+            for acc in carried:
+                array, dtype = copies[acc]
+                out.bind(acc, Var(f"{array}[hv_v]", dtype, len(out.scopes)))
+            out.open(f"if ({start} + {lanes.lane} < {stop_code.code}) {{")
             for inner in stmt.body:
                 if isinstance(inner, ast.For):
                     raise NoTwin("a loop inside a reduction loop")
                 lane_statements.statement(inner)
+            out.close()
             out.close()
             out.close()
             continue
@@ -466,9 +485,14 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
         if reduction is not None:
             kind, arguments, call = reduction
-            values = [exprs(a) for a in arguments]
             fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
-            ctype, partial, fields = reductions.state(kind, values, fast)
+            accumulators = sorted(set().union(*(names_in(a) for a in arguments)) & set(copies))
+            partial = None
+            for v in range(LOOP_COPIES if accumulators else 1):  # the thread's copies, combined in order
+                out.scopes.append({acc: Var(f"{copies[acc][0]}[{v}]", copies[acc][1], len(out.scopes)) for acc in accumulators})
+                ctype, value, fields = reductions.state(kind, [exprs(a) for a in arguments], fast)
+                out.scopes.pop()
+                partial = value if partial is None else f"{reductions.combiner(kind, fast)}({partial}, {value})"
             result = out.fresh("hv_" + kind.replace("_", ""))
             out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast)});")
             out.bind(f" {result}", Var(result, "", len(out.scopes)))
