@@ -4,7 +4,7 @@
 # (scripts/gpu_twins.py), prints twin / Triton per kind (scripts/twin_kinds.py) and, with square_compile among the
 # targets, the square twin's bandwidth against a device copy. With `templates` after the targets' twins:
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
-#   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]
+#   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone)
 set -u
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
 OUT=${OUT:-/tmp/out}
@@ -16,7 +16,7 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 git log --oneline -1; git status --short | head -20
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
-targets=${TARGETS:-"examples/square_compile.py examples/small_model.py examples/models/bf16_mlp.py examples/models/conv_bn.py
+targets=${TARGETS-"examples/square_compile.py examples/small_model.py examples/models/bf16_mlp.py examples/models/conv_bn.py
 examples/models/embedding_ce.py examples/models/transformer_encoder.py"}
 if [ "${1:-}" = templates ]; then
   ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${TEMPLATES_S:-240} python3 -m harvest extract examples/models/conv_bmm_autotune.py \
@@ -32,19 +32,19 @@ for t in $targets; do
   n=$((n + 1)); if [ $((n % 4)) = 0 ]; then wait; fi
 done
 wait
-python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
-grep -v "^ok " "$L/twins.txt" | tail -30
-python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"
+[ -n "$targets" ] && python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
+[ -n "$targets" ] && { grep -v "^ok " "$L/twins.txt" | tail -30; python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"; }
 echo "twins done ($(elapsed) s)"
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
 if [ "${1:-}" = templates ]; then
   tail -8 "$L/templates_extract.log"
+  wait
   for m in "$X"/conv_bmm_autotune/g*/*.py; do
     timeout 60 python3 "$m" --check > "$L/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$L/check.txt") ok, $(grep -c 'differ\|NOT COMPARED' "$L/check.txt") bad"
-    [ -n "$(grep -l '^MATMUL = ' "$m")" ] && { grep "^CONFIG = \|grid = " "$m"; cat "$L/check.txt" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -6; }
+    head -1 "$m" | grep -q ": template kernel" && { grep "^CONFIG = \|grid = \|^MATMUL = " "$m"; cat "$L/check.txt" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -7; }
   done
   (cd "$X" && tar czf "$OUT/conv_bmm_autotune.tgz" --exclude records --exclude '*.pt' conv_bmm_autotune 2>/dev/null)
-  first=$(cd "$X" && grep -l "^MATMUL = " conv_bmm_autotune/g0_forward/*.py | head -1)
+  first=$(cd "$X" && grep -l ": template kernel" conv_bmm_autotune/g0_forward/*.py | head -1)
   [ -n "$first" ] && timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
     -o "$L/sweep" > "$OUT/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$OUT/sweep.log"
 fi
