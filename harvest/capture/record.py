@@ -288,9 +288,18 @@ def _read_params(source: str) -> set[str]:
 
     pattern = r"(?:tl\.load|tl\.atomic_\w+|make_block_ptr|make_tensor_descriptor)\(\s*(?:base=)?(\w+)"
     read = set(re.findall(pattern, source))
-    # A template names its inputs again (`A = arg_A`): the name loaded from stands for the parameter.
-    aliases = dict(re.findall(r"^\s*(\w+) = (\w+)\s*$", source, re.M))
-    return read | {aliases[name] for name in read if name in aliases}
+    # A template names its inputs again (`A = arg_A`) and builds pointers from them (`x_base = X + ...`, then
+    # `x_ptrs = x_base + ...`): a name loaded from stands for the names its assignments start from, to the parameter.
+    starts: dict[str, set[str]] = {}
+    for name, start in re.findall(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*\(?\s*(\w+)", source, re.M):
+        starts.setdefault(name, set()).add(start)
+    todo = list(read)
+    while todo:
+        for start in starts.get(todo.pop(), ()):
+            if start not in read:
+                read.add(start)
+                todo.append(start)
+    return read
 
 
 def _span_bytes(tensor: Any, lo: int, hi: int):
