@@ -9,7 +9,9 @@ in tests/fixtures/torch-2.11.0+cu130_triton-3.6.0/recorded, the launch data left
   total of squared deviations, which it stores (the variance's total, not the mean's);
 - cooperative: cooperative reductions (RSPLIT programs a row, meeting at a grid barrier), RSPLIT 64 and 16 on the
   H200's 132 SMs;
-- fixed_config: a softmax and a GELU in one kernel whose config a choices handler fixed at compile time.
+- fixed_config: a softmax and a GELU in one kernel whose config a choices handler fixed at compile time;
+- conv_bmm_autotune: max-autotune with Triton as the only backend: two convolution templates (a 3x3 stem and a 1x1
+  mix, their bias added by the next kernel) and six bmm templates, forward and backward.
 
 The H200's own --check of these modules against their records is in docs/benchmarks.md."""
 
@@ -28,12 +30,13 @@ import pytest
 from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check
 
 from harvest.bench.command import inductor_arguments, recorded_launches
+from harvest.capture.record import read_params
 from harvest.module.file import read_module_file
 from harvest.parse import parse_output_code
 from harvest.bench.sweep import INDUCTOR_MM_CONFIGS, SHARED_MEMORY, sweep_configs, sweep_space
 
 RECORDED = CUDA_FIXTURES / "recorded"
-MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first", "cooperative", "fixed_config")
+MODELS = ("autotune_mlp", "user_kernel", "encoder_norm_first", "cooperative", "fixed_config", "conv_bmm_autotune")
 TILES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")
 
 
@@ -229,3 +232,26 @@ def test_an_h200_fixed_config_kernel_keeps_its_config_and_checks(replayed):
     assert "CONFIG = {'BLOCK_COLS': 256, 'BLOCK_ROWS': 4, 'num_warps': 2, 'num_stages': 3}" in path.read_text()
     done = run_check(path)
     assert done.returncode == 0 and done.stdout.count("reference: ok") == 2, done.stdout + done.stderr
+
+
+def test_a_convolution_template_reads_its_input_through_pointers_built_from_it(replayed):
+    """A convolution template loads through `x_ptrs = x_base + ...`, `x_base = X + ...`, `X = arg_X`: its input and
+    weight are read (the record keeps their bytes before the launch; the H200 run whose raw/ this is had them
+    treated as outputs, and the module then started them from zeros), and its one output is the convolution without
+    its bias (Inductor adds the bias in the next kernel), computed by the reference from the input and weight."""
+    manifest, out = replayed["conv_bmm_autotune"]
+    assert manifest["references"] == {"full": 14, "partial": 0, "none": 0, "from_recorded_graph": 14}
+    templates = [k for k in kernels(manifest) if k["kind"] == "template"]
+    assert sum("convolution" in k["name"] and "bmm" not in k["name"] for k in templates) == 2 and len(templates) == 8
+    path, text = module_text(out, manifest, "triton_tem_fused_convolution_0")
+    region = read_module_file(text, path.name).region
+    assert read_params(region) >= {"arg_X", "arg_W"} and "out_ptr" not in read_params(region)
+    assert "OUTPUTS = ['out_ptr']" in text and '"arg_X": Tensor((8, 3, 16, 16), (768, 256, 16, 1), torch.float32),' in text
+    assert ("convolution_without_bias = torch.ops.aten.convolution.default(primals_3, primals_1, None, [1, 1], [1, 1], "
+            "[1, 1], False, [0, 0], 1)") in text
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out_ptr: reference: ok (131072 values, torch.float32" in done.stdout
+    path, _ = module_text(out, manifest, "triton_tem_fused_add_bmm_transpose_4")  # a bmm with an add fused in, backward
+    done = run_check(path)
+    assert done.returncode == 0 and "out_ptr: reference: ok (131072 values" in done.stdout, done.stdout + done.stderr

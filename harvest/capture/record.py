@@ -150,7 +150,7 @@ class LaunchRecorder:
         spans = [(s["lo"], s["hi"]) for s in storages]
         # A storage the kernel only writes holds whatever the allocator left there: not data, and not the same
         # from one run to the next. Its "before" is not saved (the module starts it from zeros).
-        read = _read_params(source)
+        read = read_params(source)
         read_storages = {views[p][0] for p in views if p in read or not source}
         size = sum(hi - lo for i, (lo, hi) in enumerate(spans) if i in read_storages) + sum(hi - lo for lo, hi in spans)
         data_note = ""
@@ -281,7 +281,7 @@ def _storages(tensors: list[tuple[str, Any]]) -> tuple[list[dict], dict[str, tup
     return storages, views
 
 
-def _read_params(source: str) -> set[str]:
+def read_params(source: str) -> set[str]:
     """Parameters the kernel source may read: the pointer at the head of each tl.load / atomic's first argument,
     and (to be safe) every base of a block pointer or tensor descriptor."""
     import re

@@ -73,14 +73,16 @@ def _pointer_aliases(assignments, params: set[str]) -> dict[str, str]:
             return None
         if value.id in params:
             return value.id
-        if value.id in seen or value.id not in values:
+        if value.id in seen:
+            return ""  # the name itself again (`A = A + step`): says nothing new
+        if value.id not in values:
             return None
-        found = {base(v, seen | {value.id}) for v in values[value.id]}
+        found = {base(v, seen | {value.id}) for v in values[value.id]} - {""}
         return found.pop() if len(found) == 1 else None
 
     aliases = {}
     for name, assigned in values.items():
-        found = {base(v, frozenset({name})) for v in assigned}
+        found = {base(v, frozenset({name})) for v in assigned} - {""}
         if len(found) == 1 and None not in found:
             aliases[name] = found.pop()
     return aliases

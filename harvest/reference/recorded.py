@@ -188,6 +188,10 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if chosen is not None:
             binding.outputs[param] = chosen
             continue
+        unbiased = _convolution_without_bias(buffer, buffers, fragment, binding)
+        if unbiased is not None:
+            binding.outputs[param] = unbiased
+            continue
         meta = buffer_meta_of(graph, arg_buffer(by_param[param])) if param in by_param else None
         top = top_op(access.last_store.get(param), access.assigns)
         origins = set((buffers.get(buffer) or {}).get("origins", []))
@@ -337,6 +341,24 @@ def _bind_convolution_without_bias(binding: FragmentBinding, buffers: dict[str, 
                                       conv.meta)
         fragment.broken.pop(conv.name, None)
         define_before(fragment, before, {conv.name})
+
+
+def _convolution_without_bias(buffer: str, buffers: dict[str, dict], fragment: Fragment, binding: FragmentBinding
+                              ) -> str | None:
+    """The node a convolution template's output holds: on a GPU Inductor convolves without the bias (a later kernel
+    adds it), so the buffer holds no node's value but that of the same convolution with no bias, which the
+    reference computes from the input and weight the template read (None when the buffer is not that)."""
+    origins = (buffers.get(buffer) or {}).get("origins") or []
+    conv = fragment.ops.get(origins[0]) if len(origins) == 1 else None
+    if conv is None or conv.target != "torch.ops.aten.convolution.default" or len(conv.args) < 3:
+        return None
+    x, w, bias = conv.args[:3]
+    if not (isinstance(x, FxRef) and isinstance(w, FxRef) and isinstance(bias, FxRef)
+            and x.name in binding.inputs and w.name in binding.inputs):
+        return None
+    name = f"{conv.name}_without_bias"
+    fragment.ops[name] = Op(name, conv.target, (x, w, FxExpr(("None",)), *conv.args[3:]), dict(conv.kwargs), conv.meta)
+    return name
 
 
 def _var_mean_parts(name: str, op: Op, fragment: Fragment) -> tuple[str, str | None, int, int] | None:
