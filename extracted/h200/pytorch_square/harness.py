@@ -169,8 +169,8 @@ def compare(name, actual, expected, oracle, tolerance=None, where=None):
     bad = (~close).nonzero()
     print(f"  {name}: {oracle}: {len(bad)} of {values} differ ({limits}{what}); first ones:")
     for index in bad[:5].tolist():
-        where = tuple(index)
-        print(f"    at {where}: kernel {actual.cpu()[where].item()!r}, {oracle} {expected.cpu()[where].item()!r}")
+        at = tuple(index)
+        print(f"    at {at}: kernel {actual.cpu()[at].item()!r}, {oracle} {expected.cpu()[at].item()!r}")
     loose = TOLERANCES.get(actual.dtype)
     if tolerance is EXACT and loose is not None and bool((torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **loose) | (close if where is None else ~where)).all()):
         print(f"    (all within {actual.dtype}'s tolerance, rtol={loose['rtol']:.3g}, atol={loose['atol']:.3g}: a CONFIG edit "

@@ -11,7 +11,6 @@ PARAMS (the launcher's parameters, passed from the Triton module's ARGUMENTS by 
 
 import argparse
 import importlib.util
-import inspect
 import json
 import os
 import re
@@ -47,6 +46,12 @@ inline int row_threads(int64_t rnumel) {
   int threads = 32;
   while (threads < rnumel && threads < 512) threads *= 2;
   return threads;
+}
+
+// Short rows (a persistent reduction of up to 1024 values): one warp per row, 4 rows per block of 128 threads.
+constexpr int WARP_ROWS_PER_BLOCK = 4;
+inline unsigned int warp_row_blocks(int64_t rows) {
+  return static_cast<unsigned int>(std::min<int64_t>((rows + WARP_ROWS_PER_BLOCK - 1) / WARP_ROWS_PER_BLOCK, 2147483647));
 }
 
 // Columns (the reduced dimension is the outer one): 32 rows per block along threadIdx.x, and along threadIdx.y a
@@ -143,8 +148,7 @@ class Twin:
         args, recorded = record if record is not None else (kernel.make_inputs(device, seed), {})
         if record is None:
             print(f"no record: made-up inputs (seed {seed}), only the eager reference compares")
-        reference_params = list(inspect.signature(kernel.reference).parameters)
-        reference_args = [args[n].clone() if isinstance(args[n], torch.Tensor) else args[n] for n in reference_params]
+        reference_args = kernel.reference_args(args, clone=True)  # (a reference that reads no tensor takes `device`)
         launch(*[args[name] for name in self.PARAMS])
         torch.cuda.synchronize()
         expected = kernel.reference(*reference_args)

@@ -83,70 +83,84 @@ extern "C" __global__ void softmax_kernel(
         const int32_t col_base = static_cast<int32_t>(threadIdx.x);
         const float scalar_val = scalar;
         float amax_acc = float(-INFINITY);
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.x) {
-            if (col_start + static_cast<int32_t>(threadIdx.x) < n_cols) {
-                int32_t cols = (col_start + col_base);
-                bool col_mask = (cols < n_cols);
-                const float a = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
-                const float as_f32 = scalar_val;
-                const float zero = 0.0f;
-                const bool ge = (as_f32 >= zero);
-                const float one = 1.0f;
-                const float minus_one = -1.0f;
-                const float where = (ge ? one : minus_one);
-                const float mul = (a * where);
-                const float broadcast = mul;
-                const float maximum = hv::maximumNan(amax_acc, broadcast);
-                amax_acc = (static_cast<bool>(col_mask & row_mask) ? maximum : amax_acc);
+        float amax_acc_copies[4] = {amax_acc, amax_acc, amax_acc, amax_acc};
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
+                    int32_t cols = (col_start_v + col_base);
+                    bool col_mask = (cols < n_cols);
+                    const float a = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
+                    const float as_f32 = scalar_val;
+                    const float zero = 0.0f;
+                    const bool ge = (as_f32 >= zero);
+                    const float one = 1.0f;
+                    const float minus_one = -1.0f;
+                    const float where = (ge ? one : minus_one);
+                    const float mul = (a * where);
+                    const float broadcast = mul;
+                    const float maximum = hv::maximumNan(amax_acc_copies[hv_v], broadcast);
+                    amax_acc_copies[hv_v] = (static_cast<bool>(col_mask & row_mask) ? maximum : amax_acc_copies[hv_v]);
+                }
             }
         }
-        const float hv_max2 = hv::block_reduce(amax_acc, hv::MaxNan());
+        const float hv_max2 = hv::block_reduce(hv::MaxNan()(hv::MaxNan()(hv::MaxNan()(amax_acc_copies[0], amax_acc_copies[1]), amax_acc_copies[2]), amax_acc_copies[3]), hv::MaxNan());
         const float amax = hv_max2;
         float total_acc = 0.0f;
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.x) {
-            if (col_start + static_cast<int32_t>(threadIdx.x) < n_cols) {
-                int32_t cols = (col_start + col_base);
-                bool col_mask = (cols < n_cols);
-                const float a_1 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
-                const float as_f32_1 = scalar_val;
-                const float zero_1 = 0.0f;
-                const bool ge_1 = (as_f32_1 >= zero_1);
-                const float one_1 = 1.0f;
-                const float minus_one_1 = -1.0f;
-                const float where_1 = (ge_1 ? one_1 : minus_one_1);
-                const float mul_1 = (a_1 * where_1);
-                const float sub = (mul_1 - amax);
-                const float mul_2 = (where_1 * as_f32_1);
-                const float mul_3 = (sub * mul_2);
-                const float exp = expf(mul_3);
-                const float broadcast_1 = exp;
-                const float add = (total_acc + broadcast_1);
-                total_acc = (static_cast<bool>(col_mask & row_mask) ? add : total_acc);
+        float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
+                    int32_t cols = (col_start_v + col_base);
+                    bool col_mask = (cols < n_cols);
+                    const float a_1 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
+                    const float as_f32_1 = scalar_val;
+                    const float zero_1 = 0.0f;
+                    const bool ge_1 = (as_f32_1 >= zero_1);
+                    const float one_1 = 1.0f;
+                    const float minus_one_1 = -1.0f;
+                    const float where_1 = (ge_1 ? one_1 : minus_one_1);
+                    const float mul_1 = (a_1 * where_1);
+                    const float sub = (mul_1 - amax);
+                    const float mul_2 = (where_1 * as_f32_1);
+                    const float mul_3 = (sub * mul_2);
+                    const float exp = expf(mul_3);
+                    const float broadcast_1 = exp;
+                    const float add = (total_acc_copies[hv_v] + broadcast_1);
+                    total_acc_copies[hv_v] = (static_cast<bool>(col_mask & row_mask) ? add : total_acc_copies[hv_v]);
+                }
             }
         }
-        const float hv_sum = hv::block_reduce(total_acc, hv::Sum());
+        const float hv_sum = hv::block_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_copies[0], total_acc_copies[1]), total_acc_copies[2]), total_acc_copies[3]), hv::Sum());
         const float total = hv_sum;
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.x) {
-            if (col_start + static_cast<int32_t>(threadIdx.x) < n_cols) {
-                int32_t cols = (col_start + col_base);
-                bool col_mask = (cols < n_cols);
-                const float a_2 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
-                const float as_f32_2 = scalar_val;
-                const float zero_2 = 0.0f;
-                const bool ge_2 = (as_f32_2 >= zero_2);
-                const float one_2 = 1.0f;
-                const float minus_one_2 = -1.0f;
-                const float where_2 = (ge_2 ? one_2 : minus_one_2);
-                const float mul_4 = (a_2 * where_2);
-                const float sub_1 = (mul_4 - amax);
-                const float mul_5 = (where_2 * as_f32_2);
-                const float mul_6 = (sub_1 * mul_5);
-                const float exp_1 = expf(mul_6);
-                const float div = (exp_1 / total);
-                const int32_t zero_3 = 0;
-                const float maximum_1 = hv::maximumNan(hv::cast<float>(zero_3), a_2);
-                const float add_1 = (div + maximum_1);
-                if (static_cast<bool>(col_mask & row_mask)) out_ptr[(cols + (size_0 * rows))] = add_1;
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
+                    int32_t cols = (col_start_v + col_base);
+                    bool col_mask = (cols < n_cols);
+                    const float a_2 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
+                    const float as_f32_2 = scalar_val;
+                    const float zero_2 = 0.0f;
+                    const bool ge_2 = (as_f32_2 >= zero_2);
+                    const float one_2 = 1.0f;
+                    const float minus_one_2 = -1.0f;
+                    const float where_2 = (ge_2 ? one_2 : minus_one_2);
+                    const float mul_4 = (a_2 * where_2);
+                    const float sub_1 = (mul_4 - amax);
+                    const float mul_5 = (where_2 * as_f32_2);
+                    const float mul_6 = (sub_1 * mul_5);
+                    const float exp_1 = expf(mul_6);
+                    const float div = (exp_1 / total);
+                    const int32_t zero_3 = 0;
+                    const float maximum_1 = hv::maximumNan(hv::cast<float>(zero_3), a_2);
+                    const float add_1 = (div + maximum_1);
+                    if (static_cast<bool>(col_mask & row_mask)) out_ptr[(cols + (size_0 * rows))] = add_1;
+                }
             }
         }
     }

@@ -21,7 +21,7 @@ void launch(torch::Tensor rstd_ptr, torch::Tensor a_ptr, torch::Tensor weight_pt
   const int64_t hv_rows = n_rows;
   const int64_t hv_rnumel = int64_t(512);
   if (hv_rows <= 0) return;
-  layer_norm_fwd_kernel<<<hv::row_blocks(hv_rows), hv::row_threads(hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  layer_norm_fwd_kernel<<<hv::warp_row_blocks(hv_rows), 32 * hv::WARP_ROWS_PER_BLOCK, 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<float*>(rstd_ptr.data_ptr()), reinterpret_cast<const float*>(a_ptr.data_ptr()),
         reinterpret_cast<const float*>(weight_ptr.data_ptr()), reinterpret_cast<const float*>(bias_ptr.data_ptr()),
         reinterpret_cast<float*>(mean_ptr.data_ptr()), reinterpret_cast<float*>(out_ptr.data_ptr()),

@@ -21,7 +21,7 @@ void launch(torch::Tensor bmm_div_ptr, int64_t n_rows) {
   const int64_t hv_rows = n_rows;
   const int64_t hv_rnumel = int64_t(256);
   if (hv_rows <= 0) return;
-  softmax_kernel<<<hv::row_blocks(hv_rows), hv::row_threads(hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  softmax_kernel<<<hv::warp_row_blocks(hv_rows), 32 * hv::WARP_ROWS_PER_BLOCK, 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<float*>(bmm_div_ptr.data_ptr()), static_cast<int32_t>(n_rows));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }"""

@@ -46,6 +46,7 @@ extern "C" __global__ void add_sum_kernel_1(
         const int32_t rows = static_cast<int32_t>(hv_row_ok ? hv_tile + threadIdx.x : hv_rows - 1);
         const bool row_mask = (rows < n_rows);
         float hv_partial = 0.0f;
+        #pragma unroll 4  // four of the thread's loads in flight at once
         for (int32_t hv_r0 = 0; hv_r0 < 16; hv_r0 += blockDim.y) {
             const int32_t hv_r = hv_r0 + static_cast<int32_t>(threadIdx.y);
             if (hv_r < 16) {

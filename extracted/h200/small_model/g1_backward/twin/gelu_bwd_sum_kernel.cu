@@ -48,17 +48,22 @@ extern "C" __global__ void gelu_bwd_sum_kernel(
         const int32_t row_inner = (rows % 2048);
         const int32_t row_outer = (rows / 2048);
         float total_acc = 0.0f;
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.y) {
-            if (col_start + static_cast<int32_t>(threadIdx.y) < n_cols) {
-                const int32_t cols = (col_start + col_base);
-                const bool col_mask = (cols < n_cols);
-                const float mm = (col_mask ? mm_ptr[((row_inner + (2048 * cols)) + (262144 * row_outer))] : 0.0f);
-                const float broadcast = mm;
-                const float add = (total_acc + broadcast);
-                total_acc = (col_mask ? add : total_acc);
+        float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.y) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.y;
+                if (col_start_v + static_cast<int32_t>(threadIdx.y) < n_cols) {
+                    const int32_t cols = (col_start_v + col_base);
+                    const bool col_mask = (cols < n_cols);
+                    const float mm = (col_mask ? mm_ptr[((row_inner + (2048 * cols)) + (262144 * row_outer))] : 0.0f);
+                    const float broadcast = mm;
+                    const float add = (total_acc_copies[hv_v] + broadcast);
+                    total_acc_copies[hv_v] = (col_mask ? add : total_acc_copies[hv_v]);
+                }
             }
         }
-        const float hv_sum = hv::column_reduce(total_acc, hv::Sum());
+        const float hv_sum = hv::column_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_copies[0], total_acc_copies[1]), total_acc_copies[2]), total_acc_copies[3]), hv::Sum());
         const float total = hv_sum;
         if (threadIdx.y == 0 && hv_row_ok) out_ptr[rows] = total;
     }

@@ -75,54 +75,64 @@ extern "C" __global__ void layer_norm_bwd_kernel(
         const float getitem_1 = (row_mask ? getitem_1_ptr[rows] : 0.0f);
         const float rsqrt = (row_mask ? rsqrt_ptr[rows] : 0.0f);
         float total_acc_1 = 0.0f;
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.x) {
-            if (col_start + static_cast<int32_t>(threadIdx.x) < n_cols) {
-                int32_t cols = (col_start + col_base);
-                bool col_mask = (cols < n_cols);
-                const float mm = (static_cast<bool>(col_mask & row_mask) ? mm_ptr[(cols + (512 * rows))] : 0.0f);
-                const float weight = (col_mask ? weight_ptr[cols] : 0.0f);
-                const float a = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (512 * rows))] : 0.0f);
-                const float mul = (mm * weight);
-                const float broadcast = mul;
-                const float add = (total_acc + broadcast);
-                total_acc = (static_cast<bool>(col_mask & row_mask) ? add : total_acc);
-                const float sub = (a - getitem_1);
-                const float mul_1 = (sub * rsqrt);
-                const float square = (mul * mul_1);
-                const float broadcast_1 = square;
-                const float add_1 = (total_acc_1 + broadcast_1);
-                total_acc_1 = (static_cast<bool>(col_mask & row_mask) ? add_1 : total_acc_1);
+        float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};
+        float total_acc_1_copies[4] = {total_acc_1, total_acc_1, total_acc_1, total_acc_1};
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
+                    int32_t cols = (col_start_v + col_base);
+                    bool col_mask = (cols < n_cols);
+                    const float mm = (static_cast<bool>(col_mask & row_mask) ? mm_ptr[(cols + (512 * rows))] : 0.0f);
+                    const float weight = (col_mask ? weight_ptr[cols] : 0.0f);
+                    const float a = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (512 * rows))] : 0.0f);
+                    const float mul = (mm * weight);
+                    const float broadcast = mul;
+                    const float add = (total_acc_copies[hv_v] + broadcast);
+                    total_acc_copies[hv_v] = (static_cast<bool>(col_mask & row_mask) ? add : total_acc_copies[hv_v]);
+                    const float sub = (a - getitem_1);
+                    const float mul_1 = (sub * rsqrt);
+                    const float square = (mul * mul_1);
+                    const float broadcast_1 = square;
+                    const float add_1 = (total_acc_1_copies[hv_v] + broadcast_1);
+                    total_acc_1_copies[hv_v] = (static_cast<bool>(col_mask & row_mask) ? add_1 : total_acc_1_copies[hv_v]);
+                }
             }
         }
-        const float hv_sum = hv::block_reduce(total_acc, hv::Sum());
+        const float hv_sum = hv::block_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_copies[0], total_acc_copies[1]), total_acc_copies[2]), total_acc_copies[3]), hv::Sum());
         const float total = hv_sum;
-        const float hv_sum_1 = hv::block_reduce(total_acc_1, hv::Sum());
+        const float hv_sum_1 = hv::block_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_1_copies[0], total_acc_1_copies[1]), total_acc_1_copies[2]), total_acc_1_copies[3]), hv::Sum());
         const float total_1 = hv_sum_1;
         const int32_t row_inner = (rows % 256);
         const int32_t row_outer = (rows / 256);
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.x) {
-            if (col_start + static_cast<int32_t>(threadIdx.x) < n_cols) {
-                int32_t cols = (col_start + col_base);
-                bool col_mask = (cols < n_cols);
-                const float grad = (static_cast<bool>(col_mask & row_mask) ? grad_ptr[(cols + (512 * rows))] : 0.0f);
-                const float bmm = (static_cast<bool>(col_mask & row_mask) ? bmm_ptr[((row_inner + (256 * cols)) + (131072 * row_outer))] : 0.0f);
-                const float mm_1 = (static_cast<bool>(col_mask & row_mask) ? mm_ptr[(cols + (512 * rows))] : 0.0f);
-                const float weight_1 = (col_mask ? weight_ptr[cols] : 0.0f);
-                const float a_1 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (512 * rows))] : 0.0f);
-                const float add_2 = (grad + bmm);
-                const float const_ = 0.001953125f;
-                const float mul_2 = (rsqrt * const_);
-                const float mul_3 = (mm_1 * weight_1);
-                const float const_1 = 512.0f;
-                const float mul_4 = (mul_3 * const_1);
-                const float sub_1 = (mul_4 - total);
-                const float sub_2 = (a_1 - getitem_1);
-                const float mul_5 = (sub_2 * rsqrt);
-                const float mul_6 = (mul_5 * total_1);
-                const float sub_3 = (sub_1 - mul_6);
-                const float mul_7 = (mul_2 * sub_3);
-                const float add_3 = (add_2 + mul_7);
-                if (static_cast<bool>(col_mask & row_mask)) out_ptr[(cols + (512 * rows))] = add_3;
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
+                    int32_t cols = (col_start_v + col_base);
+                    bool col_mask = (cols < n_cols);
+                    const float grad = (static_cast<bool>(col_mask & row_mask) ? grad_ptr[(cols + (512 * rows))] : 0.0f);
+                    const float bmm = (static_cast<bool>(col_mask & row_mask) ? bmm_ptr[((row_inner + (256 * cols)) + (131072 * row_outer))] : 0.0f);
+                    const float mm_1 = (static_cast<bool>(col_mask & row_mask) ? mm_ptr[(cols + (512 * rows))] : 0.0f);
+                    const float weight_1 = (col_mask ? weight_ptr[cols] : 0.0f);
+                    const float a_1 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (512 * rows))] : 0.0f);
+                    const float add_2 = (grad + bmm);
+                    const float const_ = 0.001953125f;
+                    const float mul_2 = (rsqrt * const_);
+                    const float mul_3 = (mm_1 * weight_1);
+                    const float const_1 = 512.0f;
+                    const float mul_4 = (mul_3 * const_1);
+                    const float sub_1 = (mul_4 - total);
+                    const float sub_2 = (a_1 - getitem_1);
+                    const float mul_5 = (sub_2 * rsqrt);
+                    const float mul_6 = (mul_5 * total_1);
+                    const float sub_3 = (sub_1 - mul_6);
+                    const float mul_7 = (mul_2 * sub_3);
+                    const float add_3 = (add_2 + mul_7);
+                    if (static_cast<bool>(col_mask & row_mask)) out_ptr[(cols + (512 * rows))] = add_3;
+                }
             }
         }
     }

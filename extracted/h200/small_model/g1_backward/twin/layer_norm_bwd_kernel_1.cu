@@ -72,28 +72,34 @@ extern "C" __global__ void layer_norm_bwd_kernel_1(
         const int32_t row_outer = (rows / 512);
         float total_acc = 0.0f;
         float total_acc_1 = 0.0f;
-        for (int32_t col_start = 0; col_start < n_cols; col_start += blockDim.x) {
-            if (col_start + static_cast<int32_t>(threadIdx.x) < n_cols) {
-                const int32_t cols = (col_start + col_base);
-                const bool col_mask = (cols < n_cols);
-                const float mm = (col_mask ? mm_ptr[((row_inner + (512 * cols)) + (65536 * row_outer))] : 0.0f);
-                const float a = (col_mask ? a_ptr[((row_inner + (512 * cols)) + (65536 * row_outer))] : 0.0f);
-                const float getitem_1 = (col_mask ? getitem_1_ptr[(cols + (128 * row_outer))] : 0.0f);
-                const float rsqrt = (col_mask ? rsqrt_ptr[(cols + (128 * row_outer))] : 0.0f);
-                const float sub = (a - getitem_1);
-                const float mul = (sub * rsqrt);
-                const float mul_1 = (mm * mul);
-                const float broadcast = mul_1;
-                const float add = (total_acc + broadcast);
-                total_acc = (col_mask ? add : total_acc);
-                const float broadcast_1 = mm;
-                const float add_1 = (total_acc_1 + broadcast_1);
-                total_acc_1 = (col_mask ? add_1 : total_acc_1);
+        float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};
+        float total_acc_1_copies[4] = {total_acc_1, total_acc_1, total_acc_1, total_acc_1};
+        for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            #pragma unroll
+            for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
+                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
+                    const int32_t cols = (col_start_v + col_base);
+                    const bool col_mask = (cols < n_cols);
+                    const float mm = (col_mask ? mm_ptr[((row_inner + (512 * cols)) + (65536 * row_outer))] : 0.0f);
+                    const float a = (col_mask ? a_ptr[((row_inner + (512 * cols)) + (65536 * row_outer))] : 0.0f);
+                    const float getitem_1 = (col_mask ? getitem_1_ptr[(cols + (128 * row_outer))] : 0.0f);
+                    const float rsqrt = (col_mask ? rsqrt_ptr[(cols + (128 * row_outer))] : 0.0f);
+                    const float sub = (a - getitem_1);
+                    const float mul = (sub * rsqrt);
+                    const float mul_1 = (mm * mul);
+                    const float broadcast = mul_1;
+                    const float add = (total_acc_copies[hv_v] + broadcast);
+                    total_acc_copies[hv_v] = (col_mask ? add : total_acc_copies[hv_v]);
+                    const float broadcast_1 = mm;
+                    const float add_1 = (total_acc_1_copies[hv_v] + broadcast_1);
+                    total_acc_1_copies[hv_v] = (col_mask ? add_1 : total_acc_1_copies[hv_v]);
+                }
             }
         }
-        const float hv_sum = hv::block_reduce(total_acc, hv::Sum());
+        const float hv_sum = hv::block_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_copies[0], total_acc_copies[1]), total_acc_copies[2]), total_acc_copies[3]), hv::Sum());
         const float total = hv_sum;
-        const float hv_sum_1 = hv::block_reduce(total_acc_1, hv::Sum());
+        const float hv_sum_1 = hv::block_reduce(hv::Sum()(hv::Sum()(hv::Sum()(total_acc_1_copies[0], total_acc_1_copies[1]), total_acc_1_copies[2]), total_acc_1_copies[3]), hv::Sum());
         const float total_1 = hv_sum_1;
         if (threadIdx.x == 0) total_ptr[rows] = total;
         if (threadIdx.x == 0) total_1_ptr[rows] = total_1;
