@@ -7,7 +7,9 @@ extractions are module-scoped: each runs once per session and the tests below sh
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +85,30 @@ def test_small_model_forward_and_backward_every_kernel_checks(small_model):
     for module, check in checks.items():
         assert " ok " in check.stdout, f"{module.name}: no output was checked:\n{check.stdout}"
         assert "not checked" not in check.stdout, f"{module.name}: an output went unchecked:\n{check.stdout}"
+
+
+def test_a_config_edit_is_named_and_the_record_compares_within_tolerance(small_model, tmp_path):
+    """The module keeps the config its record was made with (RECORD_CONFIG). Unedited, the record compares bit for
+    bit; with another block size (another config may add a reduction's values in another order) --check names the
+    change and the record compares within the dtype's tolerance, and the kernel still passes."""
+    _, out = small_model
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    module = next(m for m in sorted(copy.glob("g*/*.py")) if "'BLOCK_ROWS': " in m.read_text())  # a reduction
+    text = module.read_text()
+    config = re.search(r"^CONFIG = (\{.*\})", text, re.M)
+    assert f"RECORD_CONFIG = {config.group(1)}  # CONFIG as the record was made" in text
+    before = run_check(module)
+    assert before.returncode == 0 and "recorded: ok" in before.stdout and "bit for bit" in before.stdout, before.stdout
+    assert "CONFIG is not" not in before.stdout
+    block, size = "BLOCK_ROWS", ast.literal_eval(config.group(1))["BLOCK_ROWS"]
+    edited = config.group(1).replace(f"'{block}': {size}", f"'{block}': {size * 2}", 1)
+    module.write_text(text.replace(f"CONFIG = {config.group(1)}", f"CONFIG = {edited}", 1))
+    after = run_check(module)
+    assert after.returncode == 0, after.stdout + after.stderr
+    assert f"CONFIG is not the one the record was made with ({block} {size} -> {size * 2})" in after.stdout
+    recorded = [line for line in after.stdout.splitlines() if ": recorded: " in line]
+    assert recorded and all("ok (" in line and "rtol=" in line for line in recorded), after.stdout
 
 
 def test_small_model_kernels_take_no_parameter_they_overwrite(small_model):

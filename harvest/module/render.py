@@ -118,6 +118,7 @@ def render(plan: ModulePlan) -> str:
         outputs=repr(list(plan.outputs)),
         record_path=repr(plan.record_path),
         record_device=repr(plan.record_device),
+        record_config=repr(dict(plan.config)) if plan.record_path else "None",
         kernel_sha=plan.kernel_sha256,
         exact_possible=repr(plan.exact_possible),
         arguments_origin=plan.arguments_origin,

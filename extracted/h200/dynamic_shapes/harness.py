@@ -213,8 +213,8 @@ def compare(name, actual, expected, oracle, tolerance=None, where=None):
         print(f"    at {at}: kernel {actual.cpu()[at].item()!r}, {oracle} {expected.cpu()[at].item()!r}")
     loose = TOLERANCES.get(actual.dtype)
     if tolerance is EXACT and loose is not None and bool((torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **loose) | (close if where is None else ~where)).all()):
-        print(f"    (all within {actual.dtype}'s tolerance, rtol={loose['rtol']:.3g}, atol={loose['atol']:.3g}: a CONFIG edit "
-              "that changes a reduction's blocks or split adds in another order; the record compares bit for bit)")
+        print(f"    (all within {actual.dtype}'s tolerance, rtol={loose['rtol']:.3g}, atol={loose['atol']:.3g}: the values were added "
+              "in another order than in the recorded run, as another config or device adds them)")
     return False
 
 
@@ -403,6 +403,14 @@ class Kernel:
         """True while the kernel text in the module is the one harvest extracted."""
         return hashlib.sha256(self.kernel_text().strip().encode("utf-8")).hexdigest() == self.KERNEL_SHA256
 
+    def config_change(self):
+        """What CONFIG changed since the record was made ("BLOCK_COLS 1024 -> 512"), "" when nothing (or unknown)."""
+        recorded, now = self.namespace.get("RECORD_CONFIG"), dict(self.CONFIG)
+        if recorded is None or dict(recorded) == now:
+            return ""
+        return ", ".join(f"{key} {recorded.get(key, '-')} -> {now.get(key, '-')}" for key in dict.fromkeys([*recorded, *now])
+                         if recorded.get(key) != now.get(key))
+
     def why_whole_grid(self):
         """Why --shrink cannot leave programs out of this kernel (None when it can)."""
         text = self.kernel_text()
@@ -441,6 +449,10 @@ class Kernel:
         else:
             args, recorded = record
         exact = record is not None and self.EXACT_POSSIBLE and self.unedited() and this_device(device) == self.RECORD_DEVICE
+        config_change = self.config_change() if record is not None else ""
+        if config_change:  # another config adds a reduction's values in another order: not the record's bits
+            exact = False
+            print(f"CONFIG is not the one the record was made with ({config_change}): the record compares within the dtype's tolerance")
         reference_args = self.reference_args(args, clone=True)
         if os.environ.get("TRITON_INTERPRET") == "1":
             hint = "" if sample else "; --shrink N runs N programs of the grid"

@@ -134,6 +134,7 @@ def reference(a_ptr, scalar):
 
 RECORD = '../raw/g0_inference/records/triton_red_fused__softmax_add_amax_ge_mul_neg_relu_scalar_tensor_sub_where_0.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = {'BLOCK_COLS': 128, 'BLOCK_ROWS': 2, 'num_warps': 2, 'num_stages': 1}  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "40f76f553b5a3251b8245bc9aefc28e2ef87c055e638d13788aab6a0d477e51a"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

@@ -58,6 +58,7 @@ def reference(a_ptr):
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = None  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "ef013230b8c44fc7fed5ca99fae77c0f71af5999f6b6d70fbdf252b40a3cb143"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

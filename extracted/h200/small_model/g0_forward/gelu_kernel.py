@@ -71,6 +71,7 @@ def reference(addmm_ptr):
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = None  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "9a487e5129ddd17f9c9b258daa2cae2c45fe96133d887b66d7df0ef325ebdb03"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

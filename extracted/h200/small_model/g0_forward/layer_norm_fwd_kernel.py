@@ -102,6 +102,7 @@ def reference(a_ptr, weight_ptr, bias_ptr):
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = None  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "bdcfe49ff6fbb28dd785b53b63c7b9db774e39e213667a943e06b1b41111e7e1"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

@@ -67,6 +67,7 @@ def reference(a_ptr):
 
 RECORD = '../raw/g1_backward/records/triton_per_fused_add_sum_view_3.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = 'cuda:NVIDIA H200'  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = {'BLOCK_ROWS': 32, 'num_warps': 4, 'num_stages': 1}  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "fb7c19cdda0afda4dd187169a117639b6f9607b93e021bb690be697fdaaab27b"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

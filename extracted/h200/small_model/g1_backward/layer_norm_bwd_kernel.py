@@ -132,6 +132,7 @@ def reference(mm_ptr, weight_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr, grad_ptr, bmm
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = None  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "06b72e558b8e451bad6f4e9eaa693ccec78aa420047382d0e3c1d4e80067ef69"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

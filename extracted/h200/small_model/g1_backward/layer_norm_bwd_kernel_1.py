@@ -97,6 +97,7 @@ def reference(mm_ptr, a_ptr, getitem_1_ptr, rsqrt_ptr):
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = None  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "7b67e03bb07c96d663656330263b5cb3e07d83a436b8a58e547a4a422be5b5e4"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)

@@ -60,6 +60,7 @@ def reference(a_ptr):
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file
 RECORD_DEVICE = None  # where it was made: outputs match bit for bit there
+RECORD_CONFIG = None  # CONFIG as the record was made: with another, the record compares within tolerances
 KERNEL_SHA256 = "b3c7deab0d1796101e6fc39b6b4d762fd88491ff2b6556acb96add6792466ed7"  # of the kernel text as extracted
 EXACT_POSSIBLE = True  # False when the result depends on launch order (atomics)
 UNCHECKED = {}  # outputs the reference cannot compute, and why (the record still compares them)
