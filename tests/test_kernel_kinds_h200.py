@@ -255,3 +255,28 @@ def test_a_convolution_template_reads_its_input_through_pointers_built_from_it(r
     path, _ = module_text(out, manifest, "triton_tem_fused_add_bmm_transpose_4")  # a bmm with an add fused in, backward
     done = run_check(path)
     assert done.returncode == 0 and "out_ptr: reference: ok (131072 values" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_bmm_template_takes_its_tiles_from_config_and_keeps_its_matrices_on_the_grid(replayed, tmp_path):
+    """A batched matmul template (8 matrices of 256 x 64 @ 64 x 256 on the H200): its tiles are lifted into CONFIG
+    as an mm template's are, its grid's first axis follows them and its second is the matrices (`tl.program_id(1)`),
+    MATMUL counts the 8 matrices' FLOPs; a tile edit checks under the interpreter, and the sweep has a space."""
+    manifest, out = replayed["conv_bmm_autotune"]
+    kernel = next(k for k in kernels(manifest) if k["name"] == "triton_tem_fused_bmm_0")
+    path = out / kernel["module"]
+    text = path.read_text()
+    module = read_module_file(text, kernel["module"])
+    assert list(module.config)[:4] == list(TILES) and set(TILES) <= set(module.constexprs)
+    assert 'grid = (triton.cdiv(256, config["BLOCK_M"]) * triton.cdiv(256, config["BLOCK_N"]), 8, 1)' in text
+    assert "MATMUL = dict(M=256, N=256, K=64, B=8, dtype=torch.float32)" in text
+    programs = -(-256 // module.config["BLOCK_M"]) * -(-256 // module.config["BLOCK_N"])
+    assert kernel["recorded"]["grid"] == [programs, 8, 1]
+    config = re.search(r"^CONFIG = (\{.*\})", text, re.M)
+    edited = dict(ast.literal_eval(config.group(1)), BLOCK_M=32, BLOCK_N=64, BLOCK_K=32)
+    path.write_text(text.replace(config.group(1), repr(edited)))
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out_ptr: reference: ok (524288 values, torch.float32" in done.stdout
+    graph = parse_output_code((out / "raw/g1_backward/output_code.py").read_text())
+    configs = sweep_configs(sweep_space(next(k for k in graph.kernels if k.name == kernel["name"]), module), 12)
+    assert len(configs) == 12 and configs[0] == dict(module.config)

@@ -61,6 +61,7 @@ class Grid:
     axes: tuple[GridAxis, ...] = ()  # Inductor's Grid1D/Grid2D, as expressions of launch()'s parameters
     recorded: tuple[int, ...] | None = None  # the run's grid, used as it is where harvest's model disagrees
     tiles: str = ""  # a matmul template's programs, one per output tile, as an expression of the config
+    batch: int = 1  # a batched matmul template's second grid axis: its matrices
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
     tiles = template_tiles(kernel, ctx.code, recorded.grid if recorded else None)
     if tiles is not None:  # a matmul template: its tile sizes are the config's, and the grid follows them
         config = {**tiles.tiles, **config}
-        grid, grid_note = Grid(tiles=tiles.grid_text()), ""
+        grid, grid_note = Grid(tiles=tiles.grid_text(), batch=tiles.batch), ""
     else:
         grid, grid_note = build_grid(kernel, rename, values, config, recorded.grid if recorded else None)
     renamed = replace(ctx.code, code=tiles.code) if tiles is not None else ctx.code
@@ -203,21 +204,25 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         reference_params=tuple(rename.get(p, p) for p in ctx.reference.params),
         unchecked=tuple({rename.get(p, p): reason for p, reason in ctx.reference.unchecked}.items()),
         split_outputs=bool(ctx.reference.split_outputs),
-        matmul=tuple(tiles.sizes.items()) if tiles is not None else (),
+        matmul=(tuple(tiles.sizes.items()) + ((("B", tiles.batch),) if tiles.batch > 1 else ())) if tiles is not None else (),
         matmul_dtype=next((a.dtype for a in arguments if tiles is not None and a.param == rename.get(tiles.a_param, tiles.a_param)), ""),
     )
 
 
 def template_tiles(kernel: Kernel, code: RenameResult, recorded_grid: tuple[int, ...] | None) -> LiftedTiles | None:
     """A matmul template with its tile sizes lifted into CONFIG, when the tile grid they give is the grid the run
-    launched (a persistent or TMA template launches one program per SM: it keeps its recorded grid)."""
+    launched (a persistent or TMA template launches one program per SM: it keeps its recorded grid). A batched
+    matmul's (bmm's) second grid axis, its matrices (`tl.program_id(1)` in the body), is the recorded one."""
     if kernel.kind != "template":
         return None
     lifted = lift_tiles(code.code, code.kernel_name)
     if lifted is None:
         return None
-    want = (lifted.tile_programs(lifted.tiles), 1, 1)
-    if recorded_grid is not None and tuple(recorded_grid) + (1,) * (3 - len(recorded_grid)) != want:
+    recorded = tuple(recorded_grid) + (1,) * (3 - len(recorded_grid)) if recorded_grid is not None else None
+    if recorded is not None and recorded[1] > 1 and "tl.program_id(1)" in lifted.code:
+        lifted = replace(lifted, batch=recorded[1])
+    want = (lifted.tile_programs(lifted.tiles), lifted.batch, 1)
+    if recorded is not None and recorded != want:
         return None
     return lifted
 

@@ -76,7 +76,7 @@ def grid_text(grid: Grid) -> str:
     if grid.recorded is not None:
         return repr(grid.recorded)
     if grid.tiles:
-        return f"({grid.tiles}, 1, 1)"
+        return f"({grid.tiles}, {grid.batch}, 1)"
     sizes = [a.size if a.block is None else f'triton.cdiv({a.size}, config["{a.block}"])' for a in grid.axes]
     return "(" + ", ".join(sizes) + ",)"
 

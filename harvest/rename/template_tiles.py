@@ -25,6 +25,7 @@ class LiftedTiles:
     tiles: dict[str, int]  # their values as the template was compiled: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
     sizes: dict[str, int]  # the matmul's M, N and K, as the body fixes them
     a_param: str  # the parameter the template reads as its A operand (`A = arg_A`): its dtype is the matmul's
+    batch: int = 1  # a batched matmul's (bmm's) matrices: the grid's second axis, one program row per matrix
 
     def tile_programs(self, tiles: dict[str, int]) -> int:
         """Programs of the tile grid for these tile sizes: one per BLOCK_M x BLOCK_N tile of the output."""
