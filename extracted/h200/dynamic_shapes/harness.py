@@ -537,10 +537,14 @@ class Kernel:
         flops = peak = None
         matmul = self.namespace.get("MATMUL")
         if matmul:  # a matmul template: cuBLAS at the same size and dtype, and the peak of that dtype, now
-            m, n, k, dtype = matmul["M"], matmul["N"], matmul["K"], matmul["dtype"]
-            a, b = torch.randn(m, k, device=device).to(dtype), torch.randn(k, n, device=device).to(dtype)
-            timings["torch.mm"] = time_gpu(lambda: torch.mm(a, b), flush)
-            flops, peak = 2 * m * n * k, matmul_peak(flush, dtype, device)
+            m, n, k, dtype, batch = matmul["M"], matmul["N"], matmul["K"], matmul["dtype"], matmul.get("B", 1)
+            if batch == 1:
+                a, b = torch.randn(m, k, device=device).to(dtype), torch.randn(k, n, device=device).to(dtype)
+                timings["torch.mm"] = time_gpu(lambda: torch.mm(a, b), flush)
+            else:  # a batched matmul's B matrices
+                a, b = torch.randn(batch, m, k, device=device).to(dtype), torch.randn(batch, k, n, device=device).to(dtype)
+                timings["torch.bmm"] = time_gpu(lambda: torch.bmm(a, b), flush)
+            flops, peak = 2 * batch * m * n * k, matmul_peak(flush, dtype, device)
         kernel_name = os.path.splitext(os.path.basename(self.namespace["__file__"]))[0]
         return bench_result(kernel_name, device, inputs, self.bytes_moved(), timings, copy_gbps, flops, peak)
 
