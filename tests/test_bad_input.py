@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, harvest, run_check, tree, tree_env
+from conftest import ROOT, harvest, run_check, run_command, tree, tree_env
 
 from harvest.errors import EXIT_CODES
 
@@ -89,6 +89,7 @@ CASES: list[tuple[str, str, str, str, str]] = [
     ("manifest-module-escapes", "manifest.json naming a module outside the extraction (harvest twin)", "ParseError", "module '../escaped/evil.py' of kernel triton_poi_fused_pow_0 points outside the extraction", "test_manifest_module_outside_the_extraction"),
     ("diff-unrelated", "harvest diff of two unrelated targets", "UsageError", "share no graph: they are extractions of unrelated targets", "test_diff_of_unrelated_targets"),
     ("check-record-deleted", "a module run with --check after its record was deleted", "ok", "no record (../raw/g0_inference/records/", "test_check_after_the_record_was_deleted"),
+    ("check-shrink-zero", "a module run with --check --shrink 0 (or fewer)", "UsageError", "--shrink 0: give the number of programs to run, 1 or more", "test_check_shrink_of_no_programs"),
     ("ptx-outside", "harvest ptx on a directory outside any extraction", "UsageError", "holds no manifest.json and neither does its parent", "test_ptx_outside_an_extraction"),
     ("bench-outside", "harvest bench on a directory outside any extraction", "UsageError", "is not in an extraction", "test_bench_outside_an_extraction"),
     ("ptx-not-a-module", "harvest ptx on a .py that is not a kernel module", "UsageError", "has no '# >>> kernel' ... '# <<< kernel' region", "test_ptx_of_a_file_that_is_not_a_kernel_module"),
@@ -551,6 +552,18 @@ def test_check_after_the_record_was_deleted(odd_run, tmp_path):
     said = [line for line in check.stdout.splitlines() if fragment in line]
     assert len(said) == 1 and "made-up inputs" in said[0], check.stdout
     assert " ok " in check.stdout
+
+
+def test_check_shrink_of_no_programs(odd_run):
+    """The module's own command line (argparse, exit 2): one line naming the value and what to give, nothing run."""
+    _, out, _, _ = odd_run
+    (module,) = (out / "g0_inference").glob("*.py")
+    check = run_command([sys.executable, str(module), "--check", "--shrink", "0"], module.parent,
+                        dict(os.environ, TRITON_INTERPRET="1"), 120)
+    assert check.returncode == exit_code("UsageError"), check.stdout + check.stderr
+    errors = [line for line in check.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and CASE["check-shrink-zero"][3] in errors[0], check.stderr
+    assert "Traceback" not in check.stderr and "running" not in check.stdout
 
 
 # ---------------------------------------------------------------- crafted and tampered files
