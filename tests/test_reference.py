@@ -16,7 +16,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 import torch
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from harvest.model import Buffer, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code, parse_tensor_meta
@@ -559,3 +559,19 @@ def test_split_reduction_partial_by_hand_max_and_ambiguous_dims():
     """
     ref = _split_kernel(welford, "buf1", (8, 4), "triton_helpers.welford")
     assert ref.checked == ()
+
+
+def test_a_value_computed_through_a_sum_is_compared_at_the_size_of_its_own_row():
+    """`{"reduce": "through", "dims": [1], ...}`: atol grows with sqrt(terms) and with the largest value of each row
+    the sum ran along, not of the whole output: a row of values near 1 beside a row near 1e5 is not given the big
+    row's atol. Without dims (the output is not the sum's input shape) the whole output's largest value scales it."""
+    spec = importlib.util.spec_from_file_location("_harvest_test_showcase_harness", ROOT / "extracted/h200/small_model/harness.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    expected = torch.tensor([[1e5, -1e5, 5e4], [1.0, 0.5, -0.25]])
+    near = expected + torch.tensor([[0.5, -0.5, 0.25], [1e-4, -1e-4, 0.0]])  # within each row's own scale
+    off = expected + torch.tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])  # 2.0 off in the small row
+    through = dict(reduce="through", terms=100)
+    assert harness.compare("out", near, dict(through, dims=[1], expected=expected), "reference")
+    assert not harness.compare("out", off, dict(through, dims=[1], expected=expected), "reference")
+    assert harness.compare("out", off, dict(through, dims=[], expected=expected), "reference")  # atol 1e-5 * 10 * 1e5

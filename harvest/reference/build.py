@@ -259,8 +259,10 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
                            f'"terms": {terms}, {welford}"expected": {scaled}}}')
             split_outputs.append(param)
             continue
+        reshaped = False
         if meta is not None and node_meta is not None:
             if tuple(map(str, node_meta.shape)) != tuple(map(str, meta.shape)):
+                reshaped = True
                 if numel_of(node_meta.shape) is None or numel_of(node_meta.shape) != numel_of(meta.shape):
                     checked.remove(param)
                     unchecked[param] = (f"{name} has shape {list(node_meta.shape)} but {param} holds "
@@ -273,11 +275,14 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
             # them): check() widens the tolerance as for a sum of that many terms.
             results.append(f'"{the(param)}": {{"reduce": "scan", "dims": [], "terms": {length}, "expected": {expr}}}')
             continue
-        summed = _summed_terms(fragment, name, binding)
+        summed, rows = _summed_terms(fragment, name, binding)
         if summed is not None:
             # Computed through a sum of `summed` values (a norm's statistics, a softmax's denominator): the kernel and
-            # eager add them in other orders, so check() widens the tolerance as for such a sum.
-            results.append(f'"{the(param)}": {{"reduce": "through", "dims": [], "terms": {summed}, "expected": {expr}}}')
+            # eager add them in other orders, so check() widens the tolerance as for such a sum, by the size of the
+            # values of each row the sum ran along (`dims`: of the output, when it has the sum's input's shape).
+            dims = list(rows[1]) if rows is not None and not reshaped and node_meta is not None \
+                and tuple(map(str, node_meta.shape)) == rows[0] else []
+            results.append(f'"{the(param)}": {{"reduce": "through", "dims": {dims}, "terms": {summed}, "expected": {expr}}}')
             continue
         results.append(f'"{the(param)}": {expr}')
     lines.append("    return {" + ", ".join(results) + "}")
@@ -294,10 +299,12 @@ _SUMMING = {"sum", "mean", "var", "var_mean", "std", "std_mean", "prepare_softma
             "_native_batch_norm_legit_functional", "prod", "cumsum", "cumprod"}
 
 
-def _summed_terms(fragment: Fragment, name: str, binding: FragmentBinding) -> int | None:
+def _summed_terms(fragment: Fragment, name: str, binding: FragmentBinding
+                  ) -> tuple[int | None, tuple[tuple[str, ...], tuple[int, ...]] | None]:
     """The most values a sum on the way to node `name` adds up (None when no summing reduction of a known size is
-    computed on the way: what the kernel reads is taken as given)."""
-    most, seen, stack = 0, set(), [name]
+    computed on the way: what the kernel reads is taken as given), and that sum's (input shape, reduced dims) when
+    its result keeps the reduced dims as 1s (keepdim), else None."""
+    most, rows, seen, stack = 0, None, set(), [name]
     while stack:
         node = stack.pop()
         if node in seen or node in binding.inputs or node not in fragment.ops:
@@ -314,10 +321,13 @@ def _summed_terms(fragment: Fragment, name: str, binding: FragmentBinding) -> in
             part = op.meta or next((o.meta for o in fragment.ops.values() if o.target == "operator.getitem"
                                      and o.args and o.args[0] == FxRef(node) and o.meta is not None), None)
             counts = (numel_of(whole.shape) if whole else None, numel_of(part.shape) if part else None)
-            if all(counts) and counts[0] % counts[1] == 0 and counts[0] // counts[1] > 1:
-                most = max(most, counts[0] // counts[1])
+            if all(counts) and counts[0] % counts[1] == 0 and counts[0] // counts[1] > most:
+                most = counts[0] // counts[1]
+                shape, kept = tuple(map(str, whole.shape)), tuple(map(str, part.shape))
+                dims = tuple(i for i, (w, k) in enumerate(zip(shape, kept)) if k == "1" and w != "1")
+                rows = (shape, dims) if len(kept) == len(shape) and dims else None
         stack.extend(refs)
-    return most or None
+    return most or None, rows
 
 
 def kernel_outputs(kernel: Kernel) -> tuple[tuple[str, ...], tuple[str, ...]]:

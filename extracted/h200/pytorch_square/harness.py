@@ -142,20 +142,32 @@ def compare(name, actual, expected, oracle, tolerance=None, where=None):
             others = [p for p in split["of"] if p != split["of"][split["part"]]]
             what = f", Welford partials combined with {' and '.join(others)} over dims {split['dims']} vs the whole var_mean of {split['terms']} values"
     tolerance = tolerance or TOLERANCES.get(actual.dtype, EXACT)
+    scale = None  # a value computed through a sum: atol grows with the size of its row's values
     if split is not None and split["reduce"] in ("sum", "welford", "scan", "through") and split["terms"] and actual.dtype.is_floating_point:
         # Partial sums add in another order; the rounding error of a sum of n terms grows like sqrt(n).
         tolerance = dict(rtol=tolerance["rtol"], atol=tolerance["atol"] * split["terms"] ** 0.5)
         what += f", atol scaled by sqrt({split['terms']})"
-        if split["reduce"] == "through":  # and by the values' size: the terms added are about as large as the result
-            scale = max(1.0, float(expected.detach().abs().float().nan_to_num(0, 0, 0).max())) if expected.numel() else 1.0
-            tolerance["atol"] *= scale
-            what += f" and by the largest value, {scale:.3g}" if scale > 1 else ""
+        if split["reduce"] == "through" and expected.numel():  # and by the size of the values the sum ran over
+            size = expected.detach().abs().float().nan_to_num(0, 0, 0)
+            scale = (size.amax(dim=split["dims"], keepdim=True) if split["dims"] else size.max()).clamp(min=1.0)
+            scale = scale.expand_as(expected).reshape(-1)
+            largest = float(scale.max())
+            if split["dims"]:
+                what += f" and by the largest value of each row along dims {split['dims']} (up to {largest:.3g})" if largest > 1 else ""
+            else:
+                what += f" and by the largest value, {largest:.3g}" if largest > 1 else ""
     expected = expected.to(actual.dtype).reshape(actual.shape) if expected.numel() == actual.numel() else expected
     if expected.shape != actual.shape:
         print(f"  {name}: {oracle}: shape {tuple(actual.shape)} but it gives {tuple(expected.shape)}")
         return False
-    close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
-    limits = "bit for bit" if tolerance is EXACT else f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}"
+    if scale is None:
+        close = torch.isclose(actual.cpu(), expected.cpu(), equal_nan=True, **tolerance)
+        limits = "bit for bit" if tolerance is EXACT else f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}"
+    else:
+        got, want = actual.cpu().double(), expected.cpu().double()
+        atol = tolerance["atol"] * scale.reshape(actual.shape).double()
+        close = ((got - want).abs() <= atol + tolerance["rtol"] * want.abs()) | (got == want) | (got.isnan() & want.isnan())
+        limits = f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol'] * float(scale.max()):.3g}" + (" at most" if split["dims"] else "")
     values = f"{actual.numel()} values"
     if where is not None:
         where = where.cpu().reshape(close.shape)

@@ -97,7 +97,7 @@ def reference(a_ptr, weight_ptr, bias_ptr):
     mul = torch.ops.aten.mul.Tensor(sub, rsqrt)
     mul_1 = torch.ops.aten.mul.Tensor(mul, primals_1)
     add_1 = torch.ops.aten.add.Tensor(mul_1, primals_2)
-    return {"rstd_ptr": {"reduce": "through", "dims": [], "terms": 512, "expected": rsqrt}, "mean_ptr": {"reduce": "through", "dims": [], "terms": 512, "expected": getitem_1}, "out_ptr": {"reduce": "through", "dims": [], "terms": 512, "expected": add_1}}
+    return {"rstd_ptr": {"reduce": "through", "dims": [], "terms": 512, "expected": rsqrt}, "mean_ptr": {"reduce": "through", "dims": [], "terms": 512, "expected": getitem_1}, "out_ptr": {"reduce": "through", "dims": [2], "terms": 512, "expected": add_1}}
 
 
 RECORD = None  # the run's data for this launch (inputs before, outputs after), relative to this file

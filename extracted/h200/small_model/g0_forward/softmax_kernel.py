@@ -74,7 +74,7 @@ def reference(bmm_div_ptr):
     exp = torch.ops.aten.exp.default(mul_tensor_1)
     sum_1 = torch.ops.aten.sum.dim_IntList(exp, [-1], True)
     div = torch.ops.aten.div.Tensor(exp, sum_1)
-    return {"bmm_div_ptr": {"reduce": "through", "dims": [], "terms": 256, "expected": div}}
+    return {"bmm_div_ptr": {"reduce": "through", "dims": [2], "terms": 256, "expected": div}}
 
 
 RECORD = '../raw/g0_forward/records/triton_per_fused__softmax_amax_mul_sub_2.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file

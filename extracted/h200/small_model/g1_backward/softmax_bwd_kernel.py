@@ -70,7 +70,7 @@ def reference(bmm_mul_ptr, div_ptr):
     neg = torch.ops.aten.neg.default(div)
     fma = torch.ops.aten.add.Tensor(torch.ops.aten.mul.Tensor(neg, sum_2), mul_6)
     mul_7 = torch.ops.aten.mul.Tensor(fma, 0.04419417382415922)
-    return {"bmm_mul_ptr": {"reduce": "through", "dims": [], "terms": 256, "expected": mul_7}}
+    return {"bmm_mul_ptr": {"reduce": "through", "dims": [2], "terms": 256, "expected": mul_7}}
 
 
 RECORD = '../raw/g1_backward/records/triton_per_fused__softmax_backward_data_mul_0.pt'  # the run's data for this launch (inputs before, outputs after), relative to this file
