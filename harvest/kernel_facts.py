@@ -112,6 +112,37 @@ class FunctionFacts:
     def libdevice_calls(self) -> tuple[Call, ...]:
         return tuple(c for c in self.calls if c.name.startswith("libdevice."))
 
+    def pointer_aliases(self) -> dict[str, str]:
+        """Names that stand for a pointer parameter: a template names its parameters again (`A = arg_A`) and builds
+        pointers from them (`x_base = X + ...`, `x_ptrs = x_base + ...`). A name whose every assignment is the
+        parameter, or such a name plus or minus an offset (itself plus a step counts too: `A = A + step`)."""
+        params = set(self.params)
+        values: dict[str, list[ast.expr | None]] = {}
+        for assignment in self.assignments:
+            if assignment.target not in params:
+                values.setdefault(assignment.target, []).append(assignment.value)
+
+        def base(value: ast.expr | None, seen: frozenset[str]) -> str | None:
+            while isinstance(value, ast.Subscript) or (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub))):
+                value = value.value if isinstance(value, ast.Subscript) else value.left
+            if not isinstance(value, ast.Name):
+                return None
+            if value.id in params:
+                return value.id
+            if value.id in seen:
+                return ""  # the name itself again: says nothing new
+            if value.id not in values:
+                return None
+            found = {base(v, seen | {value.id}) for v in values[value.id]} - {""}
+            return found.pop() if len(found) == 1 else None
+
+        aliases = {}
+        for name, assigned in values.items():
+            found = {base(v, frozenset({name})) for v in assigned} - {""}
+            if len(found) == 1 and None not in found:
+                aliases[name] = found.pop()
+        return aliases
+
     def loads_of(self, param: str) -> tuple[MemoryAccess, ...]:
         return tuple(a for a in self.accesses if a.kind == "load" and a.pointer == param)
 

@@ -283,22 +283,23 @@ def _storages(tensors: list[tuple[str, Any]]) -> tuple[list[dict], dict[str, tup
 
 def read_params(source: str) -> set[str]:
     """Parameters the kernel source may read: the pointer at the head of each tl.load / atomic's first argument,
-    and (to be safe) every base of a block pointer or tensor descriptor."""
+    through the names a template builds its pointers with (harvest.kernel_facts' pointer_aliases), and (to be
+    safe) every base of a block pointer or tensor descriptor."""
     import re
 
-    pattern = r"(?:tl\.load|tl\.atomic_\w+|make_block_ptr|make_tensor_descriptor)\(\s*(?:base=)?(\w+)"
-    read = set(re.findall(pattern, source))
-    # A template names its inputs again (`A = arg_A`) and builds pointers from them (`x_base = X + ...`, then
-    # `x_ptrs = x_base + ...`): a name loaded from stands for the names its assignments start from, to the parameter.
-    starts: dict[str, set[str]] = {}
-    for name, start in re.findall(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*\(?\s*(\w+)", source, re.M):
-        starts.setdefault(name, set()).add(start)
-    todo = list(read)
-    while todo:
-        for start in starts.get(todo.pop(), ()):
-            if start not in read:
-                read.add(start)
-                todo.append(start)
+    from harvest.kernel_facts import kernel_facts
+
+    bases = r"(?:make_block_ptr|make_tensor_descriptor)\(\s*(?:base=)?(\w+)"
+    try:
+        functions = kernel_facts(source).functions
+    except SyntaxError:  # (a source that does not parse: every name loaded from, and the names it was assigned)
+        read = set(re.findall(r"(?:tl\.load|tl\.atomic_\w+)\(\s*(\w+)", source)) | set(re.findall(bases, source))
+        aliases = dict(re.findall(r"^\s*(\w+) = (\w+)\s*$", source, re.M))
+        return read | {aliases[name] for name in read if name in aliases}
+    read = set(re.findall(bases, source))
+    for function in functions:
+        aliases = function.pointer_aliases()
+        read |= {aliases.get(a.pointer, a.pointer) for a in function.accesses if a.kind != "store" and a.pointer}
     return read
 
 

@@ -39,7 +39,7 @@ def scan_kernel(kernel: Kernel) -> Access:
             access.unpacked[assignment.target] = (assignment.unpacked, assignment.position)
     # A template names its pointer parameters again (`A = arg_A`) and builds pointers from them (`x_base = X + ...`,
     # `x_ptrs = x_base + ...`): an access through such a name is the parameter's.
-    aliases = _pointer_aliases(function.assignments, params)
+    aliases = function.pointer_aliases()
     for memory in function.accesses:
         memory = replace(memory, pointer=aliases.get(memory.pointer, memory.pointer))
         if memory.pointer not in params:
@@ -56,36 +56,6 @@ def scan_kernel(kernel: Kernel) -> Access:
             access.last_store[memory.pointer] = memory.value
             access.stores.setdefault(memory.pointer, []).append((memory.address, memory.value))
     return access
-
-
-def _pointer_aliases(assignments, params: set[str]) -> dict[str, str]:
-    """Names that stand for a pointer parameter: assigned the parameter, or the parameter (or such a name) plus an
-    offset, in every assignment of the name."""
-    values: dict[str, list[ast.expr | None]] = {}
-    for assignment in assignments:
-        if assignment.target not in params:
-            values.setdefault(assignment.target, []).append(assignment.value)
-
-    def base(value: ast.expr | None, seen: frozenset[str]) -> str | None:
-        while isinstance(value, ast.Subscript) or (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub))):
-            value = value.value if isinstance(value, ast.Subscript) else value.left
-        if not isinstance(value, ast.Name):
-            return None
-        if value.id in params:
-            return value.id
-        if value.id in seen:
-            return ""  # the name itself again (`A = A + step`): says nothing new
-        if value.id not in values:
-            return None
-        found = {base(v, seen | {value.id}) for v in values[value.id]} - {""}
-        return found.pop() if len(found) == 1 else None
-
-    aliases = {}
-    for name, assigned in values.items():
-        found = {base(v, frozenset({name})) for v in assigned} - {""}
-        if len(found) == 1 and None not in found:
-            aliases[name] = found.pop()
-    return aliases
 
 
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv", ast.Mod: "mod"}
