@@ -217,6 +217,7 @@ class Graph:
     aot_id: str = ""  # "0_inference" from the "# AOT ID:" header
     unparsed: tuple[str, ...] = ()  # statements of call() the parser did not understand (kept for the report)
     scalar_values: dict[str, int | float] = field(default_factory=dict)  # get_args() examples: {"arg0_1": 64, "s77": 64}
+    symbol_inputs: dict[str, str] = field(default_factory=dict)  # a size symbol -> the scalar input it is: {"s77": "arg0_1"}
 
     def kernel(self, name: str) -> Kernel:
         for k in self.kernels:

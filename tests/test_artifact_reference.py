@@ -31,6 +31,7 @@ GRAPHS = {
     "bf16_mlp/g1_backward": 4,
     "transformer_encoder/g1_backward": 15,
     "embedding_ce/g1_backward": 3,
+    "graph_break_recompile/g7_backward": 3,  # a mean's backward under dynamic shapes: SymInts the comment never lists
 }
 
 
@@ -70,6 +71,12 @@ CHECKED = [
      "mul_3 = torch.ops.aten.mul.Tensor(mm_4, ", "out_ptr: reference: ok"),  # three look-alike bf16 inputs placed
     ("embedding_ce/g1_backward", "triton_poi_fused_embedding_dense_backward_nll_loss_forward_tanh_backward_view_2",
      "index_put_.default(full_default_8, ", "out_ptr: reference: ok"),  # atomically added into, from its own value
+    # `expand(tangents_1, [%primals_1, 2048])` and `div.Scalar(%expand, %mul_7)`: primals_1 is s75 (the wrapper's
+    # `s75 = primals_1`); mul_7 is defined nowhere, and is the kernel's one size expression used as a value
+    ("graph_break_recompile/g7_backward", "triton_poi_fused_add_div_expand_mul_pow_sub_unsqueeze_view_2",
+     "div = torch.ops.aten.div.Scalar(expand, 2048 * s75)", "out_ptr: reference: ok"),
+    ("graph_break_recompile/g7_backward", "triton_red_fused_div_expand_mul_neg_pow_sub_sum_0",
+     "expand = torch.ops.aten.expand.default(tangents_1, [s75, 2048])", "out_ptr: reference: ok"),
 ]
 
 

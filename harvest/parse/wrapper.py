@@ -83,6 +83,7 @@ def _parse_source(source: str) -> Graph:
         aot_id=_read_aot_id(source),
         unparsed=tuple(reader.unparsed),
         scalar_values=reader.scalar_values(),
+        symbol_inputs=dict(reader.symbol_sources),
     )
 
 

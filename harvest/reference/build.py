@@ -31,6 +31,7 @@ from harvest.reference.fragment import (
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
 from harvest.reference.recorded import bind_recorded
+from harvest.reference.scalars import bind_scalar_nodes
 from harvest.shapes import rename_symbols
 
 
@@ -378,6 +379,7 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
         fragment = read_fragment(kernel, graph)
         binding = FragmentBinding()
         bind_inputs(kernel, launch, graph, access, fragment, binding)
+        bind_scalar_nodes(kernel, launch, graph, fragment, set(binding.inputs))
         bind_outputs(kernel, launch, graph, access, fragment, binding)
         bind_partial_inputs(fragment, binding)
         bind_welford_split(kernel, graph, launch, access, fragment, binding)
