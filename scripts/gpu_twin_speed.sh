@@ -4,7 +4,7 @@
 # (scripts/gpu_twins.py), prints twin / Triton per kind (scripts/twin_kinds.py) and, with square_compile among the
 # targets, the square twin's bandwidth against a device copy. With `templates` after the targets' twins:
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
-#   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone)
+#   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone; SWEEP_S=0: no sweep)
 set -u
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
 OUT=${OUT:-/tmp/out}
@@ -40,12 +40,14 @@ if [ "${1:-}" = templates ]; then
   tail -8 "$L/templates_extract.log"
   wait
   for m in "$X"/conv_bmm_autotune/g*/*.py; do
-    timeout 60 python3 "$m" --check > "$L/check.txt" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$L/check.txt") ok, $(grep -c 'differ\|NOT COMPARED' "$L/check.txt") bad"
-    head -1 "$m" | grep -q ": template kernel" && { grep "^CONFIG = \|grid = \|^MATMUL = " "$m"; cat "$L/check.txt" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -7; }
+    c="$L/check_$(basename "$(dirname "$m")")_$(basename "$m" .py).txt"
+    timeout 60 python3 "$m" --check > "$c" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$c") ok, $(grep -c 'differ\|NOT COMPARED\|Error' "$c") bad"
+    grep -B2 -A3 "differ\|Error" "$c" | head -12
+    head -1 "$m" | grep -q ": template kernel" && { grep "^CONFIG = \|grid = \|^MATMUL = " "$m"; cat "$c" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -7; }
   done
   (cd "$X" && tar czf "$OUT/conv_bmm_autotune.tgz" --exclude records --exclude '*.pt' conv_bmm_autotune 2>/dev/null)
   first=$(cd "$X" && grep -l ": template kernel" conv_bmm_autotune/g0_forward/*.py | head -1)
-  [ -n "$first" ] && timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
+  [ -n "$first" ] && [ "${SWEEP_S:-120}" != 0 ] && timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
     -o "$L/sweep" > "$OUT/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$OUT/sweep.log"
 fi
 (cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)

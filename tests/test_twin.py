@@ -380,3 +380,28 @@ def test_a_size_fixed_in_the_grid_is_the_twins_numel_not_a_count_of_programs():
     assert 'grid = (triton.cdiv(1048576, config["BLOCK_SIZE"]),)' in text
     twin = translate(read_module(text, "g0_forward/add_kernel.py"))
     assert "int64_t(1048576)" in twin.launcher and "536870912" not in twin.launcher + twin.cuda
+
+
+@pytest.fixture(scope="module")
+def embedding_ce_h200(tmp_path_factory) -> Path:
+    """embedding_ce's H200 forward graph read as an artifact (a 4096 x 8192 log_softmax in three looped passes)."""
+    out = tmp_path_factory.mktemp("embedding_ce") / "out"
+    done = harvest("extract", str(CUDA_FIXTURES / "models/embedding_ce/g0_forward.py"), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@needs_nvcc
+def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embedding_ce_h200, tmp_path):
+    """Each thread takes 4 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
+    them with one 16-byte load where all 4 are in the row and the address is aligned; elsewhere one at a time."""
+    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
+    assert twin.cuda.count("hv::load_vector(mm_ptr + (cols + (8192 * rows)), mm_vec);") == 1
+    assert "const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert "const float mm = (hv_fast_mm ? mm_vec[hv_v] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4.") == 3  # one vector load in each of the three passes over the row
+    # A gather along the row (mm_ptr + (where_1 + 8192*cols): a row picked by a loaded index) keeps the block-strided
+    # columns: a vector of neighbouring columns would not be neighbouring memory.
+    gather = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel_1.py")
+    assert "load_vector" not in gather.cuda and "hv_v * blockDim.x" in gather.cuda

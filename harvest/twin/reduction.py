@@ -240,7 +240,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
     if looped:
-        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes)
+        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
     else:
         kept = Kept(int(rnumel.code), _stored_pointers(facts)) if warps else None
         _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
@@ -440,40 +440,131 @@ def _persistent_numel(body: list[ast.stmt], axes: Axes, facts: ModuleFacts) -> a
     raise NoTwin("cannot tell how long a row is")
 
 
-def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes) -> None:
+class VectorLoads:
+    """A looped reduction's loads that read its row contiguously: each thread then takes `width` neighbouring columns
+    a step (copy hv_v of the accumulators is column hv_v of them) and reads them with 16-byte vector loads, where
+    all `width` columns are in the row and the address is aligned; elsewhere a column at a time, as before.
+
+    Only when every load that moves with the loop does so with unit stride, and its mask is the loop's column bound
+    and conditions that do not move with the loop (so the mask at the first column holds for all `width`)."""
+
+    def __init__(self, loads: dict[str, ast.Call], width: int):
+        self.loads = loads  # the name a load is assigned to -> the tl.load call
+        self.width = width
+
+    @classmethod
+    def of(cls, loop: ast.For, body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> VectorLoads | None:
+        variable = loop.target.id
+        moving = {variable}
+        for stmt in loop.body:
+            if names_used(stmt) & moving:
+                moving |= defines(stmt)
+        stop = ast.unparse(_loop_range(loop, axes)[1])
+        columns: set[str] = set()
+        for stmt in loop.body:  # `r0_index = r0_offset + r0_base` (and its plain copies)
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.BinOp) \
+                    and isinstance(stmt.value.op, ast.Add) and {ast.unparse(stmt.value.left), ast.unparse(stmt.value.right)} == {variable, axes.reduction_base}:
+                columns |= aliases(loop.body, stmt.targets[0].id)
+        bounds = {stmt.targets[0].id for stmt in loop.body if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+                  and isinstance(stmt.value, ast.Compare) and len(stmt.value.ops) == 1 and isinstance(stmt.value.ops[0], ast.Lt)
+                  and isinstance(stmt.value.left, ast.Name) and stmt.value.left.id in columns
+                  and ast.unparse(stmt.value.comparators[0]) == stop}
+
+        def mask_holds(mask: ast.expr | None) -> bool:
+            if mask is None or (isinstance(mask, ast.Constant) and mask.value is None):
+                return True
+            if isinstance(mask, ast.Name):
+                return mask.id in bounds or mask.id not in moving
+            return isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and mask_holds(mask.left) and mask_holds(mask.right)
+
+        sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
+        loads: dict[str, ast.Call] = {}
+        for stmt in loop.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call) and (dotted(node.func).startswith("tl.atomic") or dotted(node.func) == "tl.store") \
+                        and names_in(node) & moving:
+                    return None  # (stores along the row would be strided by the new mapping)
+            calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and dotted(n.func) == "tl.load"]
+            moving_calls = [c for c in calls if names_in(c.args[0]) & moving] if calls else []
+            if not moving_calls:
+                continue
+            if not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.value is moving_calls[0]
+                    and len(calls) == 1):
+                return None
+            call = moving_calls[0]
+            kwargs = {k.arg: k.value for k in call.keywords}
+            mask = call.args[1] if len(call.args) > 1 else kwargs.get("mask")
+            if not mask_holds(mask) or _pointer_param(call.args[0]) not in facts.pointer_params:
+                return None
+            at = [_offset_at(body, call.args[0], axes, row_name, row, lane, sizes) for row, lane in ((5, 3), (5, 4), (5, 7), (6, 3))]
+            if None in at or at[1] - at[0] != 1 or at[2] - at[0] != 4:
+                return None
+            loads[stmt.targets[0].id] = call
+        if not loads:
+            return None
+        smallest = min(CTYPES[facts.arg_dtypes[_pointer_param(c.args[0])]][1] for c in loads.values())
+        return cls(loads, max(LOOP_COPIES, 16 // smallest))
+
+
+def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes, row_name: str,
+                 facts: ModuleFacts) -> None:
     """Each thread keeps LOOP_COPIES copies of the loop's accumulators (an array each), copy v fed the columns v
     blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
-    at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads."""
+    at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
+    Where the loop reads its rows contiguously (VectorLoads), copy v is the thread's v-th neighbouring column instead,
+    read by one vector load."""
     defined: set[str] = set()
-    copies: dict[str, tuple[str, str]] = {}  # an accumulator -> (its array of copies, dtype)
+    copies: dict[str, tuple[str, str, int]] = {}  # an accumulator -> (its array of copies, dtype, how many)
     for position, stmt in enumerate(body):
         if isinstance(stmt, ast.For):
             _check_loop(stmt, body[position + 1 :], defined)
+            vector = VectorLoads.of(stmt, body, axes, row_name, facts) if lanes.reduce == "hv::block_reduce" else None
+            width = vector.width if vector else LOOP_COPIES
             carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
             for acc in carried:
                 var = out.lookup(acc)
                 array = out.fresh(f"{acc}_copies")
                 out.taken.add(array)
-                out.emit(f"{out.ctype(var.dtype)} {array}[{LOOP_COPIES}] = {{{', '.join([var.cname] * LOOP_COPIES)}}};")
-                copies[acc] = (array, var.dtype)
+                out.emit(f"{out.ctype(var.dtype)} {array}[{width}] = {{{', '.join([var.cname] * width)}}};")
+                copies[acc] = (array, var.dtype, width)
             _, stop = _loop_range(stmt, axes)
             stop_code = exprs(stop)
             variable = stmt.target.id
             cname = out.fresh(variable)
-            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {LOOP_COPIES} * {lanes.count}) {{")
+            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {width} * {lanes.count}) {{")
+            fast: dict[str, tuple[str, str]] = {}  # a vector-loaded name -> (its fast-path flag, its array)
+            if vector:
+                out.emit(f"// this thread's {width} neighbouring columns: vector loads when all are in the row and aligned")
+                full = out.fresh("hv_full")
+                out.taken.add(full)
+                out.emit(f"const bool {full} = {cname} + {width} * {lanes.lane} + {width} <= {stop_code.code};")
+                for name, call in vector.loads.items():
+                    dtype = facts.arg_dtypes[_pointer_param(call.args[0])]
+                    flag, array = out.fresh(f"hv_fast_{name}"), out.fresh(f"{name}_vec")
+                    out.taken |= {flag, array}
+                    out.emit(f"bool {flag} = false;")
+                    out.emit(f"{CTYPES[dtype][0]} {array}[{width}];")
+                    fast[name] = (flag, array)
             out.emit("#pragma unroll")
-            out.open(f"for (int32_t hv_v = 0; hv_v < {LOOP_COPIES}; ++hv_v) {{  // copy hv_v of the accumulators")
+            out.open(f"for (int32_t hv_v = 0; hv_v < {width}; ++hv_v) {{  // copy hv_v of the accumulators")
             start = out.fresh(f"{variable}_v")
-            out.emit(f"const int32_t {start} = {cname} + hv_v * {lanes.count};")
+            if vector:  # the thread's first column is cname + width * lane: the row index is start + lane
+                out.emit(f"const int32_t {start} = {cname} + hv_v + {width - 1} * {lanes.lane};")
+            else:
+                out.emit(f"const int32_t {start} = {cname} + hv_v * {lanes.count};")
             out.bind(variable, Var(start, "i32", len(out.scopes)))
             for acc in carried:
-                array, dtype = copies[acc]
+                array, dtype, _ = copies[acc]
                 out.bind(acc, Var(f"{array}[hv_v]", dtype, len(out.scopes)))
             out.open(f"if ({start} + {lanes.lane} < {stop_code.code}) {{")
             for inner in stmt.body:
                 if isinstance(inner, ast.For):
                     raise NoTwin("a loop inside a reduction loop")
-                lane_statements.statement(inner)
+                name = inner.targets[0].id if isinstance(inner, ast.Assign) and isinstance(inner.targets[0], ast.Name) else None
+                if name in fast:
+                    _emit_vector_load(out, exprs, lane_statements, name, vector.loads[name], fast[name], full)
+                else:
+                    lane_statements.statement(inner)
             out.close()
             out.close()
             out.close()
@@ -485,21 +576,43 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
         if reduction is not None:
             kind, arguments, call = reduction
-            fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
+            fast_softmax = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
             accumulators = sorted(set().union(*(names_in(a) for a in arguments)) & set(copies))
+            count = max((copies[acc][2] for acc in accumulators), default=1)
             partial = None
-            for v in range(LOOP_COPIES if accumulators else 1):  # the thread's copies, combined in order
+            for v in range(count):  # the thread's copies, combined in order
                 out.scopes.append({acc: Var(f"{copies[acc][0]}[{v}]", copies[acc][1], len(out.scopes)) for acc in accumulators})
-                ctype, value, fields = reductions.state(kind, [exprs(a) for a in arguments], fast)
+                ctype, value, fields = reductions.state(kind, [exprs(a) for a in arguments], fast_softmax)
                 out.scopes.pop()
-                partial = value if partial is None else f"{reductions.combiner(kind, fast)}({partial}, {value})"
+                partial = value if partial is None else f"{reductions.combiner(kind, fast_softmax)}({partial}, {value})"
             result = out.fresh("hv_" + kind.replace("_", ""))
-            out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast)});")
+            out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast_softmax)});")
             out.bind(f" {result}", Var(result, "", len(out.scopes)))
             _bind_result(out, row_statements, stmt, result, fields)
         else:
             row_statements.statement(stmt)
         defined |= defines(stmt)
+
+
+def _emit_vector_load(out: Emitter, exprs: Expressions, statements: Statements, name: str, call: ast.Call,
+                      fast: tuple[str, str], full: str) -> None:
+    """`name = tl.load(...)` in a vectorized loop: at the thread's first column, one vector load of all its columns
+    when they are in the row, the mask holds there and the address is aligned; each column then takes its value
+    from the vector, or loads it alone when the vector was not loaded."""
+    flag, array = fast
+    kwargs = {k.arg: k.value for k in call.keywords}
+    mask = call.args[1] if len(call.args) > 1 else kwargs.get("mask")
+    pointer, offset = exprs.address(call.args[0])
+    conditions = [full]
+    if mask is not None and not (isinstance(mask, ast.Constant) and mask.value is None):
+        conditions.append(out.cast(exprs(mask), "i1"))
+    conditions.append(f"hv::aligned16({pointer} + {offset.code})")
+    out.open("if (hv_v == 0) {")
+    out.emit(f"{flag} = {' && '.join(conditions)};")
+    out.emit(f"if ({flag}) hv::load_vector({pointer} + {offset.code}, {array});")
+    out.close()
+    scalar = exprs.load(call)
+    statements.store_name(name, Value(f"({flag} ? {array}[hv_v] : {scalar.code})", scalar.dtype))
 
 
 def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes,
