@@ -405,3 +405,43 @@ def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embe
     # columns: a vector of neighbouring columns would not be neighbouring memory.
     gather = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel_1.py")
     assert "load_vector" not in gather.cuda and "hv_v * blockDim.x" in gather.cuda
+
+
+@pytest.fixture(scope="module")
+def gpt2_h200(tmp_path_factory) -> Path:
+    """gpt2's H200 forward graph read as an artifact: its q/k/v split copies heads out of the addmm's rows."""
+    out = tmp_path_factory.mktemp("gpt2") / "out"
+    done = harvest("extract", str(CUDA_FIXTURES / "models/gpt2/g0_forward.py"), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@needs_nvcc
+def test_a_2d_pointwise_kernel_that_transposes_goes_through_a_shared_memory_tile(gpt2_h200, tmp_path):
+    """addmm_cat reads mm and stores out along y (the channels) but stores out_1 along x (the sequence): a block
+    takes a 32 x 32 tile, its warps run along y while computing, and out_1's values are stored from shared memory
+    by warps running along x."""
+    twin = twin_of(gpt2_h200, "g0_forward/addmm_cat_kernel.py")
+    assert "__shared__ float hv_tile_out_1_ptr[32][33];" in twin.cuda
+    assert "hv_tile_out_1_ptr[threadIdx.x][static_cast<int>(threadIdx.y) + 8 * hv_k] = add;" in twin.cuda
+    assert ("if (x_mask) out_1_ptr[(x_offsets + (256 * y_offsets))] = "
+            "hv_tile_out_1_ptr[static_cast<int>(threadIdx.y) + 8 * hv_k][threadIdx.x];") in twin.cuda
+    assert twin.cuda.count("__syncthreads();") == 1  # (no staged load: mm is read along y, where the warps run)
+    assert "<<<hv::tile_blocks(hv_fast, hv_slow), dim3(32, 8), 0," in twin.launcher
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "st.shared.f32" in ptx and "ld.shared.f32" in ptx
+
+
+@needs_nvcc
+def test_a_permuted_copy_uses_vector_accesses_within_each_aligned_group(gpt2_h200, tmp_path):
+    """addmm_cat_1 (1-D) reads `1024 + col + 64*mid + 1536*mid_1 + ...` of col = offsets % 64: four neighbouring
+    elements are four neighbouring floats, so a thread's 4 elements are one 16-byte load where that address is
+    aligned, and so is its permuted store."""
+    twin = twin_of(gpt2_h200, "g0_forward/addmm_cat_kernel_1.py")
+    assert "if (hv_fast_mm_ptr) hv::load_vector(mm_ptr + ((((1024 + col) + (64 * mid)) + (1536 * mid_1)) + (393216 * row_)), mm_ptr_group);" in twin.cuda
+    assert "if (hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4") >= 2 and ptx.count("st.global.v4") >= 2
+    # Rows of 66 floats: a group of 4 elements can straddle two rows, so the same accesses go one element at a time.
+    straddling = twin_of(gpt2_h200, "g0_forward/addmm_cat_kernel_1.py", ("col = (offsets % 64)", "col = (offsets % 66)"))
+    assert "mm_ptr_group" not in straddling.cuda and "out_ptr_group" not in straddling.cuda

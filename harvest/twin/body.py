@@ -238,3 +238,45 @@ def _packed(items: list[str], indent: int, width: int) -> str:
         else:
             lines.append(item)
     return (",\n" + " " * indent).join(lines)
+
+
+def flatten_loops(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of `body` with each loop's own in their place, its variable set to 0 before them."""
+    flat = []
+    for stmt in body:
+        if isinstance(stmt, ast.For):
+            if isinstance(stmt.target, ast.Name):
+                flat.append(ast.Assign(targets=[ast.Name(stmt.target.id)], value=ast.Constant(0)))
+            flat.extend(flatten_loops(stmt.body))
+        else:
+            flat.append(stmt)
+    return flat
+
+
+def int_value(node: ast.expr, env: dict[str, int]) -> int | None:
+    """An integer expression of known names (Triton's // and % on integers truncate, as here for the values used)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Subscript):
+        return int_value(node.value, env)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = int_value(node.operand, env)
+        return None if value is None else -value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+        return int_value(node.func.value, env)
+    if isinstance(node, ast.BinOp):
+        left, right = int_value(node.left, env), int_value(node.right, env)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Add):
+            return left + right
+        if isinstance(node.op, ast.Sub):
+            return left - right
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right != 0:
+            quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right > 0) else -1)
+            return quotient if isinstance(node.op, ast.FloorDiv) else left - quotient * right
+    return None

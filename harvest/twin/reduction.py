@@ -10,8 +10,10 @@ from harvest.twin.body import (
     Axes,
     defines,
     finish,
+    flatten_loops,
     host_expr,
     index_dtype,
+    int_value,
     names_in,
     split_prologue,
     start_emitter,
@@ -360,59 +362,18 @@ def _offset_at(body: list[ast.stmt], address: ast.expr, axes: Axes, row_name: st
                sizes: dict[str, int]) -> int | None:
     """The element offset of `address` for one row and one reduction index, from the kernel's integer statements."""
     env = {**sizes, row_name: row, axes.reduction_base: lane}
-    for stmt in _flatten(body):
+    for stmt in flatten_loops(body):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             if name in (row_name, axes.reduction_base):
                 continue
-            value = _int_value(stmt.value, env)
+            value = int_value(stmt.value, env)
             if value is not None:
                 env[name] = value
             else:
                 env.pop(name, None)
     if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
-        return _int_value(address.right, env)
-    return None
-
-
-def _flatten(body: list[ast.stmt]) -> list[ast.stmt]:
-    flat = []
-    for stmt in body:
-        if isinstance(stmt, ast.For):
-            if isinstance(stmt.target, ast.Name):
-                flat.append(ast.Assign(targets=[ast.Name(stmt.target.id)], value=ast.Constant(0)))
-            flat.extend(_flatten(stmt.body))
-        else:
-            flat.append(stmt)
-    return flat
-
-
-def _int_value(node: ast.expr, env: dict[str, int]) -> int | None:
-    """An integer expression of known names (Triton's // and % on integers truncate, as here for the values used)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.Name):
-        return env.get(node.id)
-    if isinstance(node, ast.Subscript):
-        return _int_value(node.value, env)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int_value(node.operand, env)
-        return None if value is None else -value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-        return _int_value(node.func.value, env)
-    if isinstance(node, ast.BinOp):
-        left, right = _int_value(node.left, env), _int_value(node.right, env)
-        if left is None or right is None:
-            return None
-        if isinstance(node.op, ast.Add):
-            return left + right
-        if isinstance(node.op, ast.Sub):
-            return left - right
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right != 0:
-            quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right > 0) else -1)
-            return quotient if isinstance(node.op, ast.FloorDiv) else left - quotient * right
+        return int_value(address.right, env)
     return None
 
 
