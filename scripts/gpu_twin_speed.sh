@@ -4,7 +4,8 @@
 # (scripts/gpu_twins.py), prints twin / Triton per kind (scripts/twin_kinds.py) and, with square_compile among the
 # targets, the square twin's bandwidth against a device copy. With `templates` after the targets' twins:
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
-#   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone; SWEEP_S=0: no sweep)
+#   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone;
+#   SWEEP_S=0: no sweep; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it)
 set -u
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
 OUT=${OUT:-/tmp/out}
@@ -32,7 +33,7 @@ for t in $targets; do
   n=$((n + 1)); if [ $((n % 4)) = 0 ]; then wait; fi
 done
 wait
-[ -n "$targets" ] && python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
+[ -n "$targets" ] && timeout ${TWINS_S:-420} python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
 [ -n "$targets" ] && { grep -v "^ok " "$L/twins.txt" | tail -30; python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"; }
 echo "twins done ($(elapsed) s)"
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
@@ -40,10 +41,11 @@ if [ "${1:-}" = templates ]; then
   tail -8 "$L/templates_extract.log"
   wait
   for m in "$X"/conv_bmm_autotune/g*/*.py; do
+    [ "$(elapsed)" -gt "${DEADLINE:-540}" ] && { echo "deadline (${DEADLINE:-540} s): no check of ${m#$X/} and the modules after it"; break; }
     c="$L/check_$(basename "$(dirname "$m")")_$(basename "$m" .py).txt"
     timeout 60 python3 "$m" --check > "$c" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$c") ok, $(grep -c 'differ\|NOT COMPARED\|Error' "$c") bad"
     grep -B2 -A3 "differ\|Error" "$c" | head -12
-    head -1 "$m" | grep -q ": template kernel" && { grep "^CONFIG = \|grid = \|^MATMUL = " "$m"; cat "$c" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -7; }
+    [ "${TEMPLATE_BENCH:-1}" = 1 ] && head -1 "$m" | grep -q ": template kernel" && { grep "^CONFIG = \|grid = \|^MATMUL = " "$m"; cat "$c" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -7; }
   done
   (cd "$X" && tar czf "$OUT/conv_bmm_autotune.tgz" --exclude records --exclude '*.pt' conv_bmm_autotune 2>/dev/null)
   first=$(cd "$X" && grep -l ": template kernel" conv_bmm_autotune/g0_forward/*.py | head -1)

@@ -6,6 +6,7 @@ here every twin is translated from real kernel modules and compiled with the rea
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import json
 import re
@@ -22,6 +23,7 @@ from harvest.resources import load_template
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.cpp import Uses
 from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
+from harvest.twin.body import steps_within_groups
 from harvest.twin.command import twin_module_text
 from harvest.writer import sha256
 
@@ -393,14 +395,18 @@ def embedding_ce_h200(tmp_path_factory) -> Path:
 
 @needs_nvcc
 def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embedding_ce_h200, tmp_path):
-    """Each thread takes 4 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
-    them with one 16-byte load where all 4 are in the row and the address is aligned; elsewhere one at a time."""
+    """Each thread takes 16 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
+    them with four 16-byte loads in flight where all 16 are in the row and the address is aligned (elsewhere one at a
+    time); its copies are then combined in order, and the block launches about one thread per 16 columns."""
     twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
-    assert twin.cuda.count("hv::load_vector(mm_ptr + (cols + (8192 * rows)), mm_vec);") == 1
-    assert "const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert twin.cuda.count("hv::load_vector(mm_ptr + (cols + (8192 * rows)), mm") == 3  # one per pass
+    assert "float mm_vec[16];" in twin.cuda
+    assert "const int32_t col_start_v = col_start + hv_v + 15 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
     assert "const float mm = (hv_fast_mm ? mm_vec[hv_v] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
+    assert "hv_thread = hv::SoftmaxCombine<false>()(hv_thread, hv::SoftmaxState{value_acc_copies[hv_c], value_acc_1_copies[hv_c]});" in twin.cuda
+    assert "hv::row_threads((hv_rnumel + 15) / 16)" in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4.") == 3  # one vector load in each of the three passes over the row
+    assert ptx.count("ld.global.v4.") == 12  # four 16-byte loads in each of the three passes over the row
     # A gather along the row (mm_ptr + (where_1 + 8192*cols): a row picked by a loaded index) keeps the block-strided
     # columns: a vector of neighbouring columns would not be neighbouring memory.
     gather = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel_1.py")
@@ -445,3 +451,21 @@ def test_a_permuted_copy_uses_vector_accesses_within_each_aligned_group(gpt2_h20
     # Rows of 66 floats: a group of 4 elements can straddle two rows, so the same accesses go one element at a time.
     straddling = twin_of(gpt2_h200, "g0_forward/addmm_cat_kernel_1.py", ("col = (offsets % 64)", "col = (offsets % 66)"))
     assert "mm_ptr_group" not in straddling.cuda and "out_ptr_group" not in straddling.cuda
+
+
+def test_a_vector_of_columns_is_taken_only_where_no_aligned_group_straddles_a_piece_of_the_address():
+    """steps_within_groups reads the address's arithmetic: `cols // 4096` and `cols % 4096` keep each aligned group
+    of 16 columns in one piece (4096 is a multiple of 16); a row of 4094 does not, nor does a product of two moving
+    values or an index loaded from memory."""
+    body = ast.parse("cols = col_start + col_base\nouter = cols // 4096\ninner = cols % 4096\n"
+                     "wrapped = cols % 4094\nsquare = cols * cols\npicked = tl.load(idx_ptr + cols)\n").body
+    moving = {"col_start", "col_base"}
+
+    def offset(text: str) -> ast.expr:
+        return ast.parse(text, mode="eval").body
+
+    assert steps_within_groups(offset("4096*row_inner + 131072*outer + 262144*row_outer + inner"), body, moving, 16)
+    assert not steps_within_groups(offset("4094*row + wrapped"), body, moving, 16)
+    assert not steps_within_groups(offset("square"), body, moving, 16)
+    assert not steps_within_groups(offset("picked + 8192*cols"), body, moving, 16)
+    assert steps_within_groups(offset("8192*row + cols"), body, moving, 16)

@@ -280,3 +280,39 @@ def int_value(node: ast.expr, env: dict[str, int]) -> int | None:
             quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right > 0) else -1)
             return quotient if isinstance(node.op, ast.FloorDiv) else left - quotient * right
     return None
+
+
+def steps_within_groups(offset: ast.expr, body: list[ast.stmt], moving: set[str], width: int) -> bool:
+    """Whether, read from its arithmetic, `offset` moves with the index `moving` names (and whatever the statements
+    of `body` compute from them) piecewise linearly, in pieces that no aligned group of `width` index values
+    straddles: every // and % of a moving value divides by a constant multiple of `width`, no two moving values are
+    multiplied, and nothing else (a call, a comparison, a loaded value) touches one. The caller still measures the
+    step (one index value, one element) at a sample point."""
+    moves = set(moving)
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and names_used(stmt) & moves:
+            moves |= defines(stmt)
+    needed = names_in(offset)
+    for stmt in reversed(body):
+        if isinstance(stmt, ast.Assign) and defines(stmt) & needed:
+            needed |= names_used(stmt)
+    values = [offset, *(s.value for s in body if isinstance(s, ast.Assign) and defines(s) & needed & moves)]
+    for value in values:
+        for node in ast.walk(value):
+            if not names_in(node) & moves:
+                continue
+            if isinstance(node, ast.BinOp):
+                left, right = bool(names_in(node.left) & moves), bool(names_in(node.right) & moves)
+                if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+                    if right or not (isinstance(node.right, ast.Constant) and type(node.right.value) is int
+                                     and node.right.value > 0 and node.right.value % width == 0):
+                        return False
+                elif isinstance(node.op, ast.Mult):
+                    if left and right:
+                        return False
+                elif not isinstance(node.op, (ast.Add, ast.Sub)):
+                    return False
+            elif not isinstance(node, (ast.Name, ast.Subscript, ast.Slice, ast.Tuple, ast.Constant, ast.UnaryOp,
+                                       ast.expr_context, ast.unaryop, ast.operator)):
+                return False
+    return True

@@ -17,6 +17,7 @@ from harvest.twin.body import (
     is_pointer,
     names_in,
     split_prologue,
+    steps_within_groups,
     start_emitter,
     names_used,
 )
@@ -124,20 +125,8 @@ def _access_call(stmt: ast.stmt) -> ast.expr | None:
 
 
 def _moves_in_groups(offset: ast.expr, closure: list[ast.stmt], index: set[str], elements: int, sizes: dict[str, int]) -> bool:
-    for node in [offset, *(s.value for s in closure if isinstance(s, ast.Assign))]:
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Call, ast.Compare, ast.BoolOp, ast.IfExp)):
-                return False
-            if isinstance(sub, ast.BinOp):
-                if isinstance(sub.op, (ast.FloorDiv, ast.Mod)):
-                    right = sub.right
-                    if not (isinstance(right, ast.Constant) and type(right.value) is int and right.value % elements == 0):
-                        return False
-                elif isinstance(sub.op, ast.Mult):
-                    if not (isinstance(sub.left, ast.Constant) or isinstance(sub.right, ast.Constant)):
-                        return False
-                elif not isinstance(sub.op, (ast.Add, ast.Sub)):
-                    return False
+    if not steps_within_groups(offset, closure, index, elements):
+        return False
     flat = [s for s in closure if isinstance(s, ast.Assign)]
 
     def at(i: int) -> int | None:
