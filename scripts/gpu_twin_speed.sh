@@ -36,6 +36,8 @@ wait
 [ -n "$targets" ] && timeout ${TWINS_S:-420} python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
 [ -n "$targets" ] && { grep -v "^ok " "$L/twins.txt" | tail -30; python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"; }
 echo "twins done ($(elapsed) s)"
+# the extractions without their launch data (modules, twins, raw output_code): harvest ptx explains the slow twins
+[ -n "$targets" ] && (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude conv_bmm_autotune . 2>/dev/null)
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
 if [ "${1:-}" = templates ]; then
   tail -8 "$L/templates_extract.log"
