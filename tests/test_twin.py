@@ -395,18 +395,18 @@ def embedding_ce_h200(tmp_path_factory) -> Path:
 
 @needs_nvcc
 def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embedding_ce_h200, tmp_path):
-    """Each thread takes 16 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
-    them with four 16-byte loads in flight where all 16 are in the row and the address is aligned (elsewhere one at a
-    time); its copies are then combined in order, and the block launches about one thread per 16 columns."""
+    """Each thread takes 4 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
+    them with one 16-byte load where all 4 are in the row and the address is aligned (elsewhere one at a time): a
+    warp's load is 512 neighbouring bytes. (16 neighbouring columns a thread, four loads in flight, was slower on
+    the H200: a warp's load then strides 64 bytes; docs/benchmarks.md, session 18.)"""
     twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
     assert twin.cuda.count("hv::load_vector(mm_ptr + (cols + (8192 * rows)), mm") == 3  # one per pass
-    assert "float mm_vec[16];" in twin.cuda
-    assert "const int32_t col_start_v = col_start + hv_v + 15 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert "float mm_vec[4];" in twin.cuda
+    assert "const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
     assert "const float mm = (hv_fast_mm ? mm_vec[hv_v] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
-    assert "hv_thread = hv::SoftmaxCombine<false>()(hv_thread, hv::SoftmaxState{value_acc_copies[hv_c], value_acc_1_copies[hv_c]});" in twin.cuda
-    assert "hv::row_threads((hv_rnumel + 15) / 16)" in twin.launcher
+    assert "hv::row_threads(hv_rnumel)" in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4.") == 12  # four 16-byte loads in each of the three passes over the row
+    assert ptx.count("ld.global.v4.") == 3  # one 16-byte load in each of the three passes over the row
     # A gather along the row (mm_ptr + (where_1 + 8192*cols): a row picked by a loaded index) keeps the block-strided
     # columns: a vector of neighbouring columns would not be neighbouring memory.
     gather = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel_1.py")
@@ -469,3 +469,22 @@ def test_a_vector_of_columns_is_taken_only_where_no_aligned_group_straddles_a_pi
     assert not steps_within_groups(offset("square"), body, moving, 16)
     assert not steps_within_groups(offset("picked + 8192*cols"), body, moving, 16)
     assert steps_within_groups(offset("8192*row + cols"), body, moving, 16)
+
+
+@needs_nvcc
+def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_own_index(tmp_path, tmp_path_factory):
+    """transformer_encoder's select_backward_add reads three tensors and writes one, all permuted, none at the
+    element's own index. Each element takes its value from the group's vector and the store fills the group's vector
+    (an H200 run of a first version, whose loads and stores missed their vectors there, read every value twice and
+    stored a vector nothing had filled)."""
+    out = tmp_path_factory.mktemp("encoder") / "out"
+    done = harvest("extract", str(CUDA_FIXTURES / "models/transformer_encoder/g1_backward.py"), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    module = next(p for p in (out / "g0_backward").glob("select_backward_add_kernel*.py"))
+    twin = twin_of(out, f"g0_backward/{module.name}")
+    for name in ("a", "b", "c"):
+        assert f"const float {name} = (hv_fast_{name}_ptr ? {name}_ptr_group[hv_e] : " in twin.cuda
+    assert "out_ptr_group[hv_e] = add_1;" in twin.cuda
+    assert "if (hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4") >= 3 and ptx.count("st.global.v4") >= 1

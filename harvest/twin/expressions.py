@@ -36,7 +36,7 @@ class Expressions:
     def __init__(self, emitter: Emitter, axes: Axes, special: dict[str, Value] | None = None):
         self.out = emitter
         self.axes = axes
-        self.special = special or {}
+        self.special = special if special is not None else {}  # (the caller's dict: it may add to it later)
 
     def __call__(self, node: ast.expr) -> Value:
         method = getattr(self, f"_{type(node).__name__}", None)

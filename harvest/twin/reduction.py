@@ -242,9 +242,8 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         out.emit(f"// one thread block per row; its threads stride over the row's {ast.unparse(rnumel_node)} elements")
         out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
-    widest = 1
     if looped:
-        widest = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
+        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
     else:
         kept = Kept(int(rnumel.code), _stored_pointers(facts)) if warps else None
         _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
@@ -264,8 +263,6 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
                  "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
     else:
         blocks, threads = "hv::row_blocks(hv_rows)", "hv::row_threads(hv_rnumel)"  # 32 to 512 threads a row
-        if widest > 1:  # a thread reads `widest` columns a step: about one step per row
-            threads = f"hv::row_threads((hv_rnumel + {widest - 1}) / {widest})"
         notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
                  "per-thread partials combined by warp shuffles and shared memory"]
     if not looped and warps:
@@ -280,7 +277,6 @@ WARP_ROW_LIMIT = 1024  # a persistent reduction's rows up to this long: one warp
 ROWS_PER_BLOCK = 4  # warps (rows) per block then: the launcher's hv::WARP_ROWS_PER_BLOCK
 KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between passes
 LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent chains of loads and combine steps
-VECTORS_PER_STEP = 4  # 16-byte loads a thread has in flight per load of a vectorized loop (as Triton's unrolled loop)
 
 
 class Lanes:
@@ -466,7 +462,7 @@ class VectorLoads:
         if not loads:
             return None
         smallest = min(CTYPES[facts.arg_dtypes[_pointer_param(c.args[0])]][1] for c in loads.values())
-        width = VECTORS_PER_STEP * max(LOOP_COPIES, 16 // smallest)
+        width = max(LOOP_COPIES, 16 // smallest)
         flat = flatten_loops(body)
         for call in loads.values():
             if not (isinstance(call.args[0], ast.BinOp) and isinstance(call.args[0].op, ast.Add)):
@@ -480,7 +476,7 @@ class VectorLoads:
 
 
 def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes, row_name: str,
-                 facts: ModuleFacts) -> int:
+                 facts: ModuleFacts) -> None:
     """Each thread keeps LOOP_COPIES copies of the loop's accumulators (an array each), copy v fed the columns v
     blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
     at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
@@ -488,13 +484,11 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     read by one vector load."""
     defined: set[str] = set()
     copies: dict[str, tuple[str, str, int]] = {}  # an accumulator -> (its array of copies, dtype, how many)
-    widest = 1  # columns a thread reads per step in its vectorized loops (1: none)
     for position, stmt in enumerate(body):
         if isinstance(stmt, ast.For):
             _check_loop(stmt, body[position + 1 :], defined)
             vector = VectorLoads.of(stmt, body, axes, row_name, facts) if lanes.reduce == "hv::block_reduce" else None
             width = vector.width if vector else LOOP_COPIES
-            widest = max(widest, vector.width if vector else 1)
             carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
             for acc in carried:
                 var = out.lookup(acc)
@@ -582,7 +576,6 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         else:
             row_statements.statement(stmt)
         defined |= defines(stmt)
-    return widest
 
 
 def _emit_vector_load(out: Emitter, exprs: Expressions, statements: Statements, name: str, call: ast.Call,
