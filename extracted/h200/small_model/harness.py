@@ -205,7 +205,7 @@ def compare(name, actual, expected, oracle, tolerance=None, where=None):
         limits = "bit for bit" if tolerance is EXACT else f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol']:.3g}"
     else:
         got, want = actual.cpu().double(), expected.cpu().double()
-        atol = tolerance["atol"] * scale.reshape(actual.shape).double()
+        atol = tolerance["atol"] * scale.cpu().reshape(actual.shape).double()
         close = ((got - want).abs() <= atol + tolerance["rtol"] * want.abs()) | (got == want) | (got.isnan() & want.isnan())
         limits = f"rtol={tolerance['rtol']:.3g}, atol={tolerance['atol'] * float(scale.max()):.3g}" + (" at most" if split["dims"] else "")
     values = f"{actual.numel()} values"
@@ -432,6 +432,16 @@ class Kernel:
             return "its programs wait for each other at a grid barrier and read what all of them wrote"
         return None
 
+    def expected(self, reference_args):
+        """What the reference computes, at full fp32: TF32 off for matmuls and convolutions. (Eager on a GPU convolves
+        in TF32 by default; Inductor's kernels use it only where their ALLOW_TF32 says so.)"""
+        matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        try:
+            return self.reference(*reference_args)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+
     def reference_args(self, args, clone=False):
         """The reference's arguments from the kernel's; `device` (a reference that reads no tensor) is where they are."""
         names = inspect.signature(self.reference).parameters
@@ -469,7 +479,7 @@ class Kernel:
         if os.environ.get("TRITON_INTERPRET") == "1":
             hint = "" if sample else "; --shrink N runs N programs of the grid"
             print(f"running {name} under the Triton interpreter (numpy, one program at a time: this can take minutes{hint})", flush=True)
-        expected = self.reference(*reference_args)
+        expected = self.expected(reference_args)
         if sample is not None and not recorded and all(partials_only(expected.get(o)) for o in self.OUTPUTS):
             print("--shrink: not used: every value of every output combines partials from all of the grid's programs; the whole grid runs")
             sample = None

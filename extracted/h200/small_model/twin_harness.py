@@ -38,6 +38,14 @@ inline unsigned int pointwise_blocks(int64_t numel, int threads, int per_thread)
   return static_cast<unsigned int>(blocks);
 }
 
+// Tiles: a 32 x 32 tile of a 2-D pointwise kernel per block of 32 x 8 threads, the tiles of the axis the block's
+// warps run along first.
+inline unsigned int tile_blocks(int64_t fast, int64_t slow) {
+  const int64_t blocks = ((fast + 31) / 32) * ((slow + 31) / 32);
+  TORCH_CHECK(blocks <= 2147483647, "more tiles than one grid of 2^31 - 1 blocks covers: ", fast, " x ", slow);
+  return static_cast<unsigned int>(blocks);
+}
+
 // Rows: one thread block per row (the kernel strides over the rows past 2^31 - 1 blocks); threads a power of two
 // from 32 to 512, about one element per thread per pass.
 inline unsigned int row_blocks(int64_t rows) { return static_cast<unsigned int>(std::min<int64_t>(rows, 2147483647)); }
@@ -151,7 +159,7 @@ class Twin:
         reference_args = kernel.reference_args(args, clone=True)  # (a reference that reads no tensor takes `device`)
         launch(*[args[name] for name in self.PARAMS])
         torch.cuda.synchronize()
-        expected = kernel.reference(*reference_args)
+        expected = kernel.expected(reference_args)
         print(f"{self.name} CUDA twin on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
         ok = True
         for name in kernel.OUTPUTS:

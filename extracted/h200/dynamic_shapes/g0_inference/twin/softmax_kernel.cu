@@ -23,6 +23,19 @@ __device__ __forceinline__ To cast(From x) {
   }
 }
 
+__device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// N elements through 16-byte accesses (ld.global.v4 / st.global.v4); p is 16-byte aligned.
+template <typename T, int N>
+__device__ __forceinline__ void load_vector(const T* p, T (&out)[N]) {
+  static_assert(sizeof(T) * N % 16 == 0, "a whole number of 16-byte chunks");
+#pragma unroll
+  for (int c = 0; c < int(sizeof(T) * N / 16); ++c) {
+    const uint4 chunk = reinterpret_cast<const uint4*>(p)[c];
+    memcpy(&out[c * 16 / sizeof(T)], &chunk, 16);
+  }
+}
+
 // Inductor's maximum/minimum (triton_helpers): a NaN on either side wins.
 template <typename T> __device__ __forceinline__ T maximumNan(T a, T b) { return (a > b || a != a) ? a : b; }
 
@@ -85,13 +98,21 @@ extern "C" __global__ void softmax_kernel(
         float amax_acc = float(-INFINITY);
         float amax_acc_copies[4] = {amax_acc, amax_acc, amax_acc, amax_acc};
         for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            // this thread's 4 neighbouring columns: vector loads when all are in the row and aligned
+            const bool hv_full = col_start + 4 * static_cast<int32_t>(threadIdx.x) + 4 <= n_cols;
+            bool hv_fast_a = false;
+            float a_vec[4];
             #pragma unroll
             for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
-                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);
                 if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
                     int32_t cols = (col_start_v + col_base);
                     bool col_mask = (cols < n_cols);
-                    const float a = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
+                    if (hv_v == 0) {
+                        hv_fast_a = hv_full && static_cast<bool>(col_mask & row_mask) && hv::aligned16(a_ptr + (cols + (size_0 * rows)));
+                        if (hv_fast_a) hv::load_vector(a_ptr + (cols + (size_0 * rows)), a_vec);
+                    }
+                    const float a = (hv_fast_a ? a_vec[hv_v] : (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f));
                     const float as_f32 = scalar_val;
                     const float zero = 0.0f;
                     const bool ge = (as_f32 >= zero);
@@ -110,13 +131,21 @@ extern "C" __global__ void softmax_kernel(
         float total_acc = 0.0f;
         float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};
         for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            // this thread's 4 neighbouring columns: vector loads when all are in the row and aligned
+            const bool hv_full_1 = col_start + 4 * static_cast<int32_t>(threadIdx.x) + 4 <= n_cols;
+            bool hv_fast_a_1 = false;
+            float a_1_vec[4];
             #pragma unroll
             for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
-                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);
                 if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
                     int32_t cols = (col_start_v + col_base);
                     bool col_mask = (cols < n_cols);
-                    const float a_1 = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f);
+                    if (hv_v == 0) {
+                        hv_fast_a_1 = hv_full_1 && static_cast<bool>(col_mask & row_mask) && hv::aligned16(a_ptr + (cols + (size_0 * rows)));
+                        if (hv_fast_a_1) hv::load_vector(a_ptr + (cols + (size_0 * rows)), a_1_vec);
+                    }
+                    const float a_1 = (hv_fast_a_1 ? a_1_vec[hv_v] : (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (size_0 * rows))] : 0.0f));
                     const float as_f32_1 = scalar_val;
                     const float zero_1 = 0.0f;
                     const bool ge_1 = (as_f32_1 >= zero_1);

@@ -13,6 +13,19 @@
 
 namespace hv {
 
+__device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// N elements through 16-byte accesses (ld.global.v4 / st.global.v4); p is 16-byte aligned.
+template <typename T, int N>
+__device__ __forceinline__ void load_vector(const T* p, T (&out)[N]) {
+  static_assert(sizeof(T) * N % 16 == 0, "a whole number of 16-byte chunks");
+#pragma unroll
+  for (int c = 0; c < int(sizeof(T) * N / 16); ++c) {
+    const uint4 chunk = reinterpret_cast<const uint4*>(p)[c];
+    memcpy(&out[c * 16 / sizeof(T)], &chunk, 16);
+  }
+}
+
 // The reductions' combine functors.
 struct Sum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
 
@@ -78,15 +91,35 @@ extern "C" __global__ void layer_norm_bwd_kernel(
         float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};
         float total_acc_1_copies[4] = {total_acc_1, total_acc_1, total_acc_1, total_acc_1};
         for (int32_t col_start = 0; col_start < n_cols; col_start += 4 * blockDim.x) {
+            // this thread's 4 neighbouring columns: vector loads when all are in the row and aligned
+            const bool hv_full = col_start + 4 * static_cast<int32_t>(threadIdx.x) + 4 <= n_cols;
+            bool hv_fast_mm = false;
+            float mm_vec[4];
+            bool hv_fast_weight = false;
+            float weight_vec[4];
+            bool hv_fast_a = false;
+            float a_vec[4];
             #pragma unroll
             for (int32_t hv_v = 0; hv_v < 4; ++hv_v) {  // copy hv_v of the accumulators
-                const int32_t col_start_v = col_start + hv_v * blockDim.x;
+                const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);
                 if (col_start_v + static_cast<int32_t>(threadIdx.x) < n_cols) {
                     int32_t cols = (col_start_v + col_base);
                     bool col_mask = (cols < n_cols);
-                    const float mm = (static_cast<bool>(col_mask & row_mask) ? mm_ptr[(cols + (512 * rows))] : 0.0f);
-                    const float weight = (col_mask ? weight_ptr[cols] : 0.0f);
-                    const float a = (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (512 * rows))] : 0.0f);
+                    if (hv_v == 0) {
+                        hv_fast_mm = hv_full && static_cast<bool>(col_mask & row_mask) && hv::aligned16(mm_ptr + (cols + (512 * rows)));
+                        if (hv_fast_mm) hv::load_vector(mm_ptr + (cols + (512 * rows)), mm_vec);
+                    }
+                    const float mm = (hv_fast_mm ? mm_vec[hv_v] : (static_cast<bool>(col_mask & row_mask) ? mm_ptr[(cols + (512 * rows))] : 0.0f));
+                    if (hv_v == 0) {
+                        hv_fast_weight = hv_full && col_mask && hv::aligned16(weight_ptr + cols);
+                        if (hv_fast_weight) hv::load_vector(weight_ptr + cols, weight_vec);
+                    }
+                    const float weight = (hv_fast_weight ? weight_vec[hv_v] : (col_mask ? weight_ptr[cols] : 0.0f));
+                    if (hv_v == 0) {
+                        hv_fast_a = hv_full && static_cast<bool>(col_mask & row_mask) && hv::aligned16(a_ptr + (cols + (512 * rows)));
+                        if (hv_fast_a) hv::load_vector(a_ptr + (cols + (512 * rows)), a_vec);
+                    }
+                    const float a = (hv_fast_a ? a_vec[hv_v] : (static_cast<bool>(col_mask & row_mask) ? a_ptr[(cols + (512 * rows))] : 0.0f));
                     const float mul = (mm * weight);
                     const float broadcast = mul;
                     const float add = (total_acc_copies[hv_v] + broadcast);
