@@ -488,3 +488,17 @@ def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_ow
     assert "if (hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
     assert ptx.count("ld.global.v4") >= 3 and ptx.count("st.global.v4") >= 1
+
+
+@needs_nvcc
+def test_a_looped_reduction_over_half_floats_takes_8_columns_a_thread(embedding_ce_h200, tmp_path):
+    """16 bytes of bf16 are 8 values: a thread takes 8 neighbouring columns a step, keeps 8 copies of its
+    accumulators, and combines them by a loop before the block combines its threads."""
+    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py",
+                   ('"mm_ptr": Tensor((4096, 8192), (8192, 1), torch.float32)', '"mm_ptr": Tensor((4096, 8192), (8192, 1), torch.bfloat16)'))
+    assert "__nv_bfloat16 mm_vec[8];" in twin.cuda
+    assert "const int32_t col_start_v = col_start + hv_v + 7 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert "for (int hv_c = 1; hv_c < 8; ++hv_c) {" in twin.cuda
+    assert "hv_thread = hv::SoftmaxCombine<false>()(hv_thread, hv::SoftmaxState{value_acc_copies[hv_c], value_acc_1_copies[hv_c]});" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4") == 3

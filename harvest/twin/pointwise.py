@@ -292,7 +292,7 @@ def _emit_tiled(out, body, axes, facts, tiling: Tiling, numels, index_dtypes, st
     out.emit(f"const int64_t hv_fast0 = static_cast<int64_t>(blockIdx.x % hv_tiles) * {TILE};")
     out.emit(f"const int64_t hv_slow0 = static_cast<int64_t>(blockIdx.x / hv_tiles) * {TILE};")
     tiles: dict[str, str] = {}
-    for kind, call, pointer in tiling.staged:
+    for _, call, pointer in tiling.staged:
         tile = out.fresh(f"hv_tile_{pointer}")
         out.taken.add(tile)
         out.emit(f"__shared__ {CTYPES[facts.arg_dtypes[pointer]][0]} {tile}[{TILE}][{TILE + 1}];")
@@ -448,7 +448,7 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         out.close()
         for pointer, array in stores:
             out.emit(f"hv::store_vector({out.lookup(pointer).cname} + hv_base, {array});")
-        for kind, call, pointer, flag, array, at in regrouped.values():
+        for kind, _, _, flag, array, at in regrouped.values():
             if kind == "store":
                 out.emit(f"if ({flag}) hv::store_vector({at}, {array});")
         out.indent -= 1

@@ -549,25 +549,19 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             accumulators = sorted(set().union(*(names_in(a) for a in arguments)) & set(copies))
             count = max((copies[acc][2] for acc in accumulators), default=1)
             partial = None
-
-            def copy_state(v: str) -> tuple[str, str, list]:
-                out.scopes.append({acc: Var(f"{copies[acc][0]}[{v}]", copies[acc][1], len(out.scopes)) for acc in accumulators})
-                found = reductions.state(kind, [exprs(a) for a in arguments], fast_softmax)
-                out.scopes.pop()
-                return found
-
+            state_of = (kind, arguments, fast_softmax)
             if count > LOOP_COPIES:  # the thread's copies, combined in order by a loop
-                ctype, value, fields = copy_state("0")
+                ctype, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "0")
                 partial = out.fresh("hv_thread")
                 out.taken.add(partial)
                 out.emit(f"{ctype} {partial} = {value};")
                 out.emit("#pragma unroll")
                 out.open(f"for (int hv_c = 1; hv_c < {count}; ++hv_c) {{")
-                _, value, _ = copy_state("hv_c")
+                _, value, _ = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "hv_c")
                 out.emit(f"{partial} = {reductions.combiner(kind, fast_softmax)}({partial}, {value});")
                 out.close()
             for v in range(count if count <= LOOP_COPIES else 0):  # the thread's copies, combined in order
-                ctype, value, fields = copy_state(str(v))
+                ctype, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, str(v))
                 partial = value if partial is None else f"{reductions.combiner(kind, fast_softmax)}({partial}, {value})"
             result = out.fresh("hv_" + kind.replace("_", ""))
             out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast_softmax)});")
@@ -576,6 +570,15 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         else:
             row_statements.statement(stmt)
         defined |= defines(stmt)
+
+
+def _copy_state(out, exprs, reductions, copies, accumulators, state_of, v: str) -> tuple[str, str, list]:
+    """The reduction's state of the thread's accumulator copy `v` (an index: `2`, `hv_c`)."""
+    kind, arguments, fast = state_of
+    out.scopes.append({acc: Var(f"{copies[acc][0]}[{v}]", copies[acc][1], len(out.scopes)) for acc in accumulators})
+    found = reductions.state(kind, [exprs(a) for a in arguments], fast)
+    out.scopes.pop()
+    return found
 
 
 def _emit_vector_load(out: Emitter, exprs: Expressions, statements: Statements, name: str, call: ast.Call,
