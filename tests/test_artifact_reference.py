@@ -184,3 +184,25 @@ def test_shrink_runs_the_whole_grid_of_a_kernel_that_adds_with_atomics(artifacts
     assert "out_ptr: reference: ok (" in done.stdout and "--shrink ran wrote" not in done.stdout
     done = run_shrunk(module, "0")
     assert done.returncode == 2 and "--shrink 0: give the number of programs to run, 1 or more" in done.stderr
+
+
+def test_shrink_says_when_this_tritons_interpreter_cannot_be_sampled(artifacts, monkeypatch):
+    """--shrink stands in for parts of Triton's interpreter (the grid loop's function, the masked store, the grid
+    index the builder keeps). A Triton whose interpreter lacks one of them gets one line naming it, and check() runs
+    the whole grid: GridSample.unsupported() of the extraction's harness.py, with each part taken away in turn."""
+    import importlib.util
+
+    from triton.runtime import interpreter
+
+    _, out = artifacts["graph_break_recompile/g7_backward"]
+    spec = importlib.util.spec_from_file_location("g7_harness", out / "harness.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    assert harness.GridSample.unsupported() == ""
+    assert "or GridSample.unsupported()" in (out / "harness.py").read_text()  # what check() asks before sampling
+    for owner, name, said in ((interpreter.InterpreterBuilder, "create_masked_store", "InterpreterBuilder.create_masked_store"),
+                              (interpreter.InterpreterBuilder, "set_grid_idx", "InterpreterBuilder.set_grid_idx"),
+                              (interpreter, "GridExecutor", "GridExecutor")):
+        with monkeypatch.context() as patch:
+            patch.delattr(owner, name)
+            assert re.fullmatch(rf"this Triton \(\S+\)'s interpreter has no {re.escape(said)}", harness.GridSample.unsupported())
