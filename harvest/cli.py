@@ -49,7 +49,8 @@ OUT/<graph>/twin/<kernel>.cu exists (`harvest twin` writes it), `nvcc -ptx` comp
 Both PTX texts are normalised (no comments, .loc or debug sections; registers and labels renumbered; one
 header) and diffed; ptxas -v gives registers and spills, nvdisasm the SASS. Written beside the kernel, in
 OUT/<graph>/ptx/: <kernel>.triton.ptx, .twin.ptx, their .norm.ptx, <kernel>.ptx.diff, .sass, and
-<kernel>.ptx.md (the instruction-mix and register tables); the manifest keeps a summary and report.md gets a
+<kernel>.ptx.md (the instruction-mix and register tables, and what differs most between Triton and the twin:
+`global loads: Triton 16x v4, twin 48x v1`); the manifest keeps a summary and report.md gets a
 PTX section. The module is read, not imported: only a kernel region holding exactly one @triton.jit def in
 Triton's own vocabulary is run, and it is refused otherwise. nvcc is looked for on PATH, then in $CUDA_HOME/bin,
 then in pip's nvidia/cu13/bin.

@@ -3,7 +3,7 @@
 Reads the per-kernel times of an H200 run (scripts/gpu_twins.py's twins.json, or rows in that form), finds each slow
 kernel's module in the run's extractions (brought back without their launch data), runs `harvest ptx` on it (offline,
 no GPU: Triton's PTX for sm_90 at the module's recorded config, the twin's from nvcc) and prints a markdown table:
-the two sides' instruction counts, registers, global access widths, and the instruction-mix lines that differ most.
+the two sides' instruction counts, registers, global access widths, and what `harvest ptx` says differs most.
 
     python scripts/explain_twins.py TWINS_JSON EXTRACTIONS_DIR [--over 1.3]
 """
@@ -15,23 +15,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-
-# Instruction-mix lines worth naming when they differ: a line's difference counts in proportion to its weight.
-WEIGHTS = {"ld.global v1": 3.0, "ld.global v2": 2.0, "ld.global v4": 2.0, "st.global v1": 3.0, "st.global v4": 2.0,
-           "ld.shared": 1.5, "st.shared": 1.5, "shfl.sync": 1.0, "bar.sync / barrier": 3.0, "div float": 2.0,
-           "bra": 1.0, "int add/sub/mul/mad": 0.5, "setp": 0.5, "predicated (@p)": 0.5, "ex2 / lg2 (approx)": 1.0}
-
-
-def mix_rows(tables: Path) -> dict[str, tuple[int, int]]:
-    """The instruction-mix table of a <kernel>.ptx.md: line -> (Triton, twin)."""
-    text = tables.read_text()
-    section = text[text.index("## Instruction mix"):text.index("## Registers")]
-    rows = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 3 and cells[1].isdigit() and cells[2].isdigit():
-            rows[cells[0]] = (int(cells[1]), int(cells[2]))
-    return rows
 
 
 def modules_of(extraction: Path) -> dict[str, list[Path]]:
@@ -52,7 +35,7 @@ def main() -> int:
     args = parser.parse_args()
     rows = json.loads(args.twins_json.read_text())
     print("| extraction | kernel | kind | twin / Triton | Triton: PTX instr., regs, SASS, global loads | "
-          "twin: PTX instr., regs, SASS, global loads | instruction-mix lines that differ most (Triton → twin) |")
+          "twin: PTX instr., regs, SASS, global loads | what differs most (harvest ptx) |")
     print("|---|---|---|--:|---|---|---|")
     seen: dict[tuple[str, str], int] = {}
     for row in rows:
@@ -75,9 +58,7 @@ def main() -> int:
         manifest = json.loads((args.extractions / row["extraction"] / "manifest.json").read_text())
         relative = str(module.relative_to(args.extractions / row["extraction"]))
         summary = next(k["ptx"] for g in manifest["graphs"] for k in g["kernels"] if k.get("module") == relative)
-        mix = mix_rows(args.extractions / row["extraction"] / summary["tables"])
-        differ = sorted(((abs(b - a) * WEIGHTS.get(line, 0.0), line, a, b) for line, (a, b) in mix.items()), reverse=True)
-        named = "; ".join(f"{line} {a} → {b}" for weight, line, a, b in differ[:4] if weight > 0)
+        named = "; ".join(summary.get("differs_most") or [])
 
         def side(s: dict) -> str:
             return f"{s['instructions']}, {s['registers']}, {s['sass_instructions']}, {s['ld_global'] or '-'}"

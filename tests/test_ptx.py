@@ -548,6 +548,9 @@ def test_cli_kernel_with_a_twin(tmp_path):
     tables = (ptx_dir / f"{stem}.ptx.md").read_text()
     assert "| ld.global v4 | 2 | 0 |" in tables and "| ld.global.nc | 0 | 1 |" in tables
     assert re.search(r"\| Triton `square_square_kernel` \| \d+ \| 0 B \| 0 B \|", tables)
+    # what differs most, named by family: the access width first (Triton's two 16-byte loads, the twin's one scalar)
+    differs = tables[tables.index("## What differs most"):tables.index("## Registers and spills")]
+    assert "- global loads: Triton 2x v4, twin 1x v1" in differs, differs
     diff = (ptx_dir / f"{stem}.ptx.diff").read_text()
     assert diff.startswith(f"--- {stem}.triton.norm.ptx\n+++ {stem}.twin.norm.ptx\n")
     assert "-\t@%p1 ld.global.v4.b32" in diff and "+\tld.global.nc.f32" in diff
@@ -558,6 +561,7 @@ def test_cli_kernel_with_a_twin(tmp_path):
     entry = manifest["graphs"][0]["kernels"][0]["ptx"]
     assert entry["arch"] == "sm_90" and entry["triton"]["ld_global"] == "2x v4" and entry["twin"]["ld_global"] == "1x v1"
     assert entry["toolchain"] == toolchain_versions()  # what the output depends on, for a replay to compare
+    assert entry["differs_most"][0] == "global loads: Triton 2x v4, twin 1x v1"
     assert f"g0_inference/ptx/{stem}.ptx.md" in manifest["generated_files"]
     report = (out / "report.md").read_text()
     assert "## PTX (sm_90)" in report and f"(g0_inference/ptx/{stem}.ptx.md)" in report

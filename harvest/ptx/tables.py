@@ -77,10 +77,53 @@ class KernelPtx:
             entry["twin"] = self.twin.summary()
             only_triton, only_twin = diff_counts(self.diff())
             entry["diff"] = {"only_triton": only_triton, "only_twin": only_twin}
+            entry["differs_most"] = what_differs(self.triton, self.twin)
         else:
             entry["twin"] = None
             entry["twin_note"] = self.twin_note
         return entry
+
+
+# What differs between the two sides, in families of instruction-mix rows, each with how much a difference of one
+# instruction weighs: what the access widths, loops, shared memory and barriers say about speed, more than counts of
+# arithmetic do (the weights only order the families; the counts are shown as they are).
+DIFFERENCE_FAMILIES = (
+    ("global loads", ("ld.global v1", "ld.global v2", "ld.global v4", "ld.global v8"), 2.5),
+    ("global stores", ("st.global v1", "st.global v2", "st.global v4", "st.global v8"), 2.5),
+    ("barriers", ("bar.sync / barrier",), 3.0),
+    ("shared memory", ("ld.shared", "st.shared"), 1.5),
+    ("branches (a loop not unrolled, a guard)", ("bra",), 1.0),
+    ("shuffles", ("shfl.sync", "redux.sync"), 1.0),
+    ("divisions", ("div float", "int div/rem"), 2.0),
+    ("local memory (spills, arrays)", ("ld/st.local",), 3.0),
+    ("index arithmetic", ("int add/sub/mul/mad",), 0.25),
+    ("predication", ("setp", "predicated (@p)"), 0.15),
+)
+
+
+def what_differs(triton: CompiledSide, twin: CompiledSide, most: int = 4) -> list[str]:
+    """The families of instructions in which the two PTX texts differ most, most first: `global loads: Triton 16x v4,
+    twin 48x v1`. Registers come last when they differ by a quarter or more."""
+    scored = []
+    for name, rows, weight in DIFFERENCE_FAMILIES:
+        a, b = [triton.mix[r] for r in rows], [twin.mix[r] for r in rows]
+        score = weight * sum(abs(x - y) for x, y in zip(a, b))
+        if score == 0:
+            continue
+
+        def counts(values: list[int]) -> str:
+            if len(rows) == 1:
+                return str(values[0])
+            named = [f"{n}x {r.split()[-1] if r.startswith(('ld.global', 'st.global')) else r}" for r, n in zip(rows, values) if n]
+            return ", ".join(named) or "none"
+
+        scored.append((score, f"{name}: Triton {counts(a)}, twin {counts(b)}"))
+    found = [text for _, text in sorted(scored, key=lambda item: -item[0])[:most]]
+    if triton.resources and twin.resources:
+        mine, theirs = (max(r.registers for r in side.resources.values()) for side in (twin, triton))
+        if abs(mine - theirs) * 4 >= max(mine, theirs):
+            found.append(f"registers: Triton {theirs}, twin {mine}")
+    return found
 
 
 SUMMARY_COLUMNS = ("kernel", "Triton", "Triton ld.global", "twin", "twin ld.global", "diff -Triton +twin")
@@ -132,6 +175,9 @@ def render_tables(result: KernelPtx) -> str:
     for row in MIX_ROWS:
         if row == "instructions" or any(s.mix[row] for s in sides):
             lines.append(f"| {_cell(row)} | " + " | ".join(str(s.mix[row]) for s in sides) + " |")
+    if result.twin is not None:
+        lines += ["", "## What differs most", "", "Families of instructions, the largest differences first (static counts as above):", ""]
+        lines += [f"- {text}" for text in what_differs(result.triton, result.twin)] or ["- nothing in the families compared"]
     lines += ["", "## Registers and spills", ""]
     lines.append("| Entry | registers | spill stores | spill loads | stack frame | shared memory | SASS instructions |")
     lines.append("|---|--:|--:|--:|--:|--:|--:|")

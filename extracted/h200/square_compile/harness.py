@@ -217,6 +217,22 @@ class GridSample:
     def __init__(self, count):
         self.count, self.ran, self.stores = count, [], []
 
+    @staticmethod
+    def unsupported():
+        """Why this Triton's interpreter cannot run a sample of a grid (the parts of it the sample stands in for are
+        missing), or "" when it can."""
+        import triton
+        from triton.runtime import interpreter
+
+        needed = [(interpreter, "GridExecutor"), (interpreter, "InterpreterBuilder"), (interpreter, "interpreter_builder")]
+        missing = [name for owner, name in needed if not hasattr(owner, name)]
+        # (set_grid_dim and set_grid_idx give the builder the grid_dim and grid_idx a sampled program reads)
+        missing += [f"InterpreterBuilder.{name}" for name in ("create_masked_store", "set_grid_dim", "set_grid_idx")
+                    if hasattr(interpreter, "InterpreterBuilder") and not hasattr(interpreter.InterpreterBuilder, name)]
+        if missing:
+            return f"this Triton ({triton.__version__})'s interpreter has no {', '.join(missing)}"
+        return ""
+
     def chosen(self, total):
         if total <= self.count:
             return range(total)
@@ -414,7 +430,7 @@ class Kernel:
         if shrink and os.environ.get("TRITON_INTERPRET") != "1":
             print("--shrink: not used: on a GPU every program runs (it is for the Triton interpreter)")
         elif shrink:
-            whole = self.why_whole_grid()
+            whole = self.why_whole_grid() or GridSample.unsupported()
             if whole:
                 print(f"--shrink: not used: {whole}; the whole grid runs")
             else:
