@@ -6,12 +6,18 @@
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
 #   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone;
 #   SWEEP_S=0: no sweep; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it)
+#   On the device give OUT=$OUT (what comes back: run.log as it is printed, logs.tgz, twins.json/.md, kinds.md, ...);
+#   do not pipe the output into tail: a call that reaches its limit returns none of it.
 set -u
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
 OUT=${OUT:-/tmp/out}
 X=/tmp/x
-L=$OUT/logs  # the logs travel back as one tarball (logs.tgz)
+L=/tmp/logs  # the logs travel back as one tarball, $OUT/logs.tgz (few files come back from a call)
 mkdir -p "$OUT" "$X" "$L"
+# Everything this script prints also goes to $OUT/run.log as it is printed: a call that reaches its time limit
+# returns no output, but the files under $OUT still come back.
+exec > >(tee "$OUT/run.log") 2>&1
+pack_logs() { (cd /tmp && tar czf "$OUT/logs.tgz" logs 2>/dev/null); }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
 git log --oneline -1; git status --short | head -20
@@ -38,6 +44,7 @@ wait
 echo "twins done ($(elapsed) s)"
 # the extractions without their launch data (modules, twins, raw output_code): harvest ptx explains the slow twins
 [ -n "$targets" ] && (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude conv_bmm_autotune . 2>/dev/null)
+pack_logs
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
 if [ "${1:-}" = templates ]; then
   tail -8 "$L/templates_extract.log"
@@ -47,12 +54,13 @@ if [ "${1:-}" = templates ]; then
     c="$L/check_$(basename "$(dirname "$m")")_$(basename "$m" .py).txt"
     timeout 60 python3 "$m" --check > "$c" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$c") ok, $(grep -c 'differ\|NOT COMPARED\|Error' "$c") bad"
     grep -B2 -A3 "differ\|Error" "$c" | head -12
+    pack_logs
     [ "${TEMPLATE_BENCH:-1}" = 1 ] && head -1 "$m" | grep -q ": template kernel" && { grep "^CONFIG = \|grid = \|^MATMUL = " "$m"; cat "$c" | tail -4; timeout 60 python3 "$m" --bench 2>&1 | tail -7; }
   done
   (cd "$X" && tar czf "$OUT/conv_bmm_autotune.tgz" --exclude records --exclude '*.pt' conv_bmm_autotune 2>/dev/null)
   first=$(cd "$X" && grep -l ": template kernel" conv_bmm_autotune/g0_forward/*.py | head -1)
   [ -n "$first" ] && [ "${SWEEP_S:-120}" != 0 ] && timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
-    -o "$L/sweep" > "$OUT/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$OUT/sweep.log"
+    -o "$L/sweep" > "$L/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$L/sweep.log"
 fi
-(cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)
+pack_logs
 echo "all done at $(elapsed) s"
