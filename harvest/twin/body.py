@@ -316,3 +316,36 @@ def steps_within_groups(offset: ast.expr, body: list[ast.stmt], moving: set[str]
                                        ast.expr_context, ast.unaryop, ast.operator)):
                 return False
     return True
+
+
+def size_stand_ins(facts: ModuleFacts) -> dict[str, int]:
+    """A value for each size the kernel takes at run time (dynamic shapes: ks0): the strides, not the sizes, decide
+    which way an address walks memory."""
+    return {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
+
+
+def offset_at(body: list[ast.stmt], address: ast.expr, env: dict[str, int]) -> int | None:
+    """The element offset of `address` (`ptr + (offset)`) with the names of `env` at those values, from the kernel's
+    integer statements (loops flattened; a statement assigning a name of `env` keeps env's value)."""
+    env = dict(env)
+    given = set(env)
+    for stmt in flatten_loops(body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if name in given:
+                continue
+            value = int_value(stmt.value, env)
+            if value is not None:
+                env[name] = value
+            else:
+                env.pop(name, None)
+    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
+        return int_value(address.right, env)
+    return None
+
+
+def mask_of(call: ast.Call) -> ast.expr | None:
+    """The mask of a tl.load (second argument) or tl.store (third), positional or keyword; None when there is none."""
+    position = 2 if dotted(call.func) == "tl.store" else 1
+    mask = call.args[position] if len(call.args) > position else next((k.value for k in call.keywords if k.arg == "mask"), None)
+    return None if isinstance(mask, ast.Constant) and mask.value is None else mask

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import ast
 
-from harvest.syntax import dotted
+from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import (
     Axes,
     defines,
     finish,
-    flatten_loops,
     host_expr,
     index_dtype,
     int_value,
     is_pointer,
+    mask_of,
     names_in,
+    offset_at,
+    size_stand_ins,
     split_prologue,
     steps_within_groups,
     start_emitter,
@@ -64,12 +66,11 @@ def _contiguous_accesses(body: list[ast.stmt], index_names: set[str], masks: set
         if kind == "load" and not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
             continue
         address = call.args[0]
-        kwargs = {k.arg: k.value for k in call.keywords}
-        mask = call.args[1 if kind == "load" else 2] if len(call.args) > (1 if kind == "load" else 2) else kwargs.get("mask")
+        mask = mask_of(call)
         if not (isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add) and isinstance(address.left, ast.Name)
                 and isinstance(address.right, ast.Name) and address.right.id in index_names):
             continue
-        if mask is not None and not (isinstance(mask, ast.Name) and mask.id in masks) and not (isinstance(mask, ast.Constant) and mask.value is None):
+        if mask is not None and not (isinstance(mask, ast.Name) and mask.id in masks):
             continue
         pointer = address.left.id
         if pointer in facts.params and is_pointer(facts, pointer):
@@ -86,7 +87,7 @@ def _grouped_accesses(body: list[ast.stmt], index: str, masks: set[str], facts: 
     in the group), and one step of the index moves it by one element."""
     names = aliases(body, index)
     taken_calls = {id(call) for _, call, _ in taken}
-    sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
+    sizes = size_stand_ins(facts)
     candidates = []
     for stmt in body:
         call = _access_call(stmt)
@@ -95,10 +96,10 @@ def _grouped_accesses(body: list[ast.stmt], index: str, masks: set[str], facts: 
         kind = "load" if dotted(call.func) == "tl.load" else "store"
         if kind == "load" and not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
             continue
-        mask = _mask_of(call, kind)
+        mask = mask_of(call)
         if mask is not None and not (isinstance(mask, ast.Name) and mask.id in masks):
             continue
-        address, pointer = call.args[0], _pointer_of(call.args[0])
+        address, pointer = call.args[0], pointer_of(call.args[0])
         if pointer is None or pointer not in facts.pointer_params or not isinstance(address, ast.BinOp):
             continue
         closure = _closure(body, names_in(address.right))
@@ -206,8 +207,7 @@ class Tiling:
 
     @classmethod
     def of(cls, body: list[ast.stmt], axes: Axes, facts: ModuleFacts) -> Tiling | None:
-        sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
-        flat = flatten_loops(body)
+        sizes = size_stand_ins(facts)
         along: dict[int, list[tuple[str, ast.Call, str]]] = {0: [], 1: []}
         for stmt in body:
             call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
@@ -220,10 +220,10 @@ class Tiling:
             if kind == "load" and not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
                 return None
             address = call.args[0]
-            pointer = _pointer_of(address)
+            pointer = pointer_of(address)
             if pointer is None or pointer not in facts.pointer_params:
                 return None
-            steps = [_offset(flat, address, axes, sizes, x, y) for x, y in ((3, 5), (4, 5), (3, 6))]
+            steps = [offset_at(body, address, {**sizes, axes.program[0]: x, axes.program[1]: y}) for x, y in ((3, 5), (4, 5), (3, 6))]
             if None in steps:
                 continue  # an address the kernel computes from loaded values: stays where it is
             base, next_x, next_y = steps
@@ -235,40 +235,12 @@ class Tiling:
             return None
         fast = 0 if len(along[0]) >= len(along[1]) else 1
         staged = along[1 - fast]
-        for kind, call, _ in staged:  # staged accesses need their address and mask without the body's loaded values
-            needed = _closure(body, names_in(call.args[0]) | names_in(_mask_of(call, kind) or ast.Constant(None)))
+        for _, call, _ in staged:  # staged accesses need their address and mask without the body's loaded values
+            needed = _closure(body, names_in(call.args[0]) | names_in(mask_of(call) or ast.Constant(None)))
             if any(isinstance(n, ast.Call) and dotted(n.func) in ("tl.load", "tl.rand", "tl.randn", "tl.randint")
                    for stmt in needed for n in ast.walk(stmt)):
                 return None
         return cls(fast, staged)
-
-
-def _pointer_of(address: ast.expr) -> str | None:
-    while isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
-        address = address.left
-    return address.id if isinstance(address, ast.Name) else None
-
-
-def _mask_of(call: ast.Call, kind: str) -> ast.expr | None:
-    position = 1 if kind == "load" else 2
-    kwargs = {k.arg: k.value for k in call.keywords}
-    mask = call.args[position] if len(call.args) > position else kwargs.get("mask")
-    return None if isinstance(mask, ast.Constant) and mask.value is None else mask
-
-
-def _offset(flat: list[ast.stmt], address: ast.expr, axes: Axes, sizes: dict[str, int], x: int, y: int) -> int | None:
-    """The element offset of `address` (`ptr + (offset)`) at x = `x`, y = `y`, from the kernel's integer statements."""
-    env = {**sizes, axes.program[0]: x, axes.program[1]: y}
-    for stmt in flat:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            value = int_value(stmt.value, env)
-            if value is not None:
-                env[stmt.targets[0].id] = value
-            else:
-                env.pop(stmt.targets[0].id, None)
-    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
-        return int_value(address.right, env)
-    return None
 
 
 def _closure(body: list[ast.stmt], needed: set[str]) -> list[ast.stmt]:
@@ -318,7 +290,7 @@ def _emit_tiled(out, body, axes, facts, tiling: Tiling, numels, index_dtypes, st
     if loads:  # tile[fast][slow], written by warps along slow
         open_pass(along_rows, "static_cast<int>(threadIdx.x)")
         exprs = Expressions(out, axes)
-        for stmt in _closure(body, set().union(*(names_in(c.args[0]) | names_in(_mask_of(c, "load") or ast.Constant(None)) for c, _ in loads))):
+        for stmt in _closure(body, set().union(*(names_in(c.args[0]) | names_in(mask_of(c) or ast.Constant(None)) for c, _ in loads))):
             Statements(out, exprs).statement(stmt)
         for call, tile in loads:
             value = exprs.load(call)
@@ -335,10 +307,10 @@ def _emit_tiled(out, body, axes, facts, tiling: Tiling, numels, index_dtypes, st
     if stores:  # tile[fast][slow], read by warps along slow
         out.emit("__syncthreads();")
         open_pass(along_rows, "static_cast<int>(threadIdx.x)")
-        for stmt in _closure(body, set().union(*(names_in(c.args[0]) | names_in(_mask_of(c, "store") or ast.Constant(None)) for c, _ in stores))):
+        for stmt in _closure(body, set().union(*(names_in(c.args[0]) | names_in(mask_of(c) or ast.Constant(None)) for c, _ in stores))):
             statements.statement(stmt)
         for call, tile in stores:
-            pointer = _pointer_of(call.args[0])
+            pointer = pointer_of(call.args[0])
             staged = Expressions(out, axes, {"hv_tile_value": Value(f"{tile}[{along_rows}][threadIdx.x]", facts.arg_dtypes[pointer])})
             store = ast.Call(func=call.func, args=[call.args[0], ast.Name("hv_tile_value"), *call.args[2:]], keywords=call.keywords)
             Statements(out, staged).call(store)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from harvest.syntax import dotted
+from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import (
     Axes,
     defines,
@@ -13,8 +13,10 @@ from harvest.twin.body import (
     flatten_loops,
     host_expr,
     index_dtype,
-    int_value,
+    mask_of,
     names_in,
+    offset_at,
+    size_stand_ins,
     split_prologue,
     start_emitter,
     steps_within_groups,
@@ -321,35 +323,26 @@ class Kept:
             return None
         calls = [dotted(n.func) for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
         loads = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and dotted(n.func) == "tl.load"]
-        if any(_pointer_param(load.args[0]) in self.stored for load in loads):
+        if any(pointer_of(load.args[0]) in self.stored for load in loads):
             return None
         if loads or any(c in ("tl.rand", "tl.randn", "tl.randint") for c in calls):
             return stmt.targets[0].id
         return None
 
 
-def _pointer_param(address: ast.expr) -> str | None:
-    """The pointer parameter an address is computed from (`a_ptr + (...)` -> a_ptr)."""
-    while isinstance(address, ast.BinOp):
-        address = address.left
-    return address.id if isinstance(address, ast.Name) else None
-
-
 def _stored_pointers(facts: ModuleFacts) -> set[str]:
     stores = [n for n in ast.walk(ast.Module(body=facts.body, type_ignores=[])) if isinstance(n, ast.Call)
               and dotted(n.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")]
-    return {p for p in (_pointer_param(s.args[0]) for s in stores if s.args) if p is not None}
+    return {p for p in (pointer_of(s.args[0]) for s in stores if s.args) if p is not None}
 
 
 def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> bool:
     """True when the kernel's loads walk memory along its rows, not along the reduced dimension: one row step moves
     the address by 1 element and one reduction step by more (a bias gradient summing over a batch)."""
     votes = []
-    # A size the kernel takes at run time (dynamic shapes: ks0) gets a stand-in value: the strides, not the sizes,
-    # decide which way memory is walked.
-    sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
+    sizes = size_stand_ins(facts)
     for call in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Call) and dotted(n.func) == "tl.load"):
-        offsets = [_offset_at(body, call.args[0], axes, row_name, row, lane, sizes) for row, lane in ((5, 3), (6, 3), (5, 4))]
+        offsets = [offset_at(body, call.args[0], {**sizes, row_name: row, axes.reduction_base: lane}) for row, lane in ((5, 3), (6, 3), (5, 4))]
         if None in offsets:
             continue
         base, next_row, next_lane = offsets
@@ -357,25 +350,6 @@ def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: Mod
             continue  # a broadcast value or one per row (loaded once, outside the reduction's loop): no vote
         votes.append(abs(next_row - base) == 1 and abs(next_lane - base) > 1)
     return bool(votes) and sum(votes) * 2 > len(votes)
-
-
-def _offset_at(body: list[ast.stmt], address: ast.expr, axes: Axes, row_name: str, row: int, lane: int,
-               sizes: dict[str, int]) -> int | None:
-    """The element offset of `address` for one row and one reduction index, from the kernel's integer statements."""
-    env = {**sizes, row_name: row, axes.reduction_base: lane}
-    for stmt in flatten_loops(body):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            name = stmt.targets[0].id
-            if name in (row_name, axes.reduction_base):
-                continue
-            value = int_value(stmt.value, env)
-            if value is not None:
-                env[name] = value
-            else:
-                env.pop(name, None)
-    if isinstance(address, ast.BinOp) and isinstance(address.op, ast.Add):
-        return int_value(address.right, env)
-    return None
 
 
 def _loop_range(loop: ast.For, axes: Axes) -> tuple[ast.expr, ast.expr]:
@@ -439,7 +413,7 @@ class VectorLoads:
                 return mask.id in bounds or mask.id not in moving
             return isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and mask_holds(mask.left) and mask_holds(mask.right)
 
-        sizes = {p: 1024 for p in facts.params if p not in facts.pointer_params and facts.arg_dtypes.get(p) in ("i32", "i64")}
+        sizes = size_stand_ins(facts)
         loads: dict[str, ast.Call] = {}
         for stmt in loop.body:
             for node in ast.walk(stmt):
@@ -454,14 +428,12 @@ class VectorLoads:
                     and len(calls) == 1):
                 return None
             call = moving_calls[0]
-            kwargs = {k.arg: k.value for k in call.keywords}
-            mask = call.args[1] if len(call.args) > 1 else kwargs.get("mask")
-            if not mask_holds(mask) or _pointer_param(call.args[0]) not in facts.pointer_params:
+            if not mask_holds(mask_of(call)) or pointer_of(call.args[0]) not in facts.pointer_params:
                 return None
             loads[stmt.targets[0].id] = call
         if not loads:
             return None
-        smallest = min(CTYPES[facts.arg_dtypes[_pointer_param(c.args[0])]][1] for c in loads.values())
+        smallest = min(CTYPES[facts.arg_dtypes[pointer_of(c.args[0])]][1] for c in loads.values())
         width = max(LOOP_COPIES, 16 // smallest)
         flat = flatten_loops(body)
         for call in loads.values():
@@ -469,7 +441,7 @@ class VectorLoads:
                 return None
             if not steps_within_groups(call.args[0].right, flat, {variable, axes.reduction_base}, width):
                 return None
-            at = [_offset_at(body, call.args[0], axes, row_name, row, lane, sizes) for row, lane in ((5, 3), (5, 4), (5, 7), (6, 3))]
+            at = [offset_at(body, call.args[0], {**sizes, row_name: row, axes.reduction_base: lane}) for row, lane in ((5, 3), (5, 4), (5, 7), (6, 3))]
             if None in at or at[1] - at[0] != 1 or at[2] - at[0] != 4:
                 return None
         return cls(loads, width)
@@ -508,7 +480,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 out.taken.add(full)
                 out.emit(f"const bool {full} = {cname} + {width} * {lanes.lane} + {width} <= {stop_code.code};")
                 for name, call in vector.loads.items():
-                    dtype = facts.arg_dtypes[_pointer_param(call.args[0])]
+                    dtype = facts.arg_dtypes[pointer_of(call.args[0])]
                     flag, array = out.fresh(f"hv_fast_{name}"), out.fresh(f"{name}_vec")
                     out.taken |= {flag, array}
                     out.emit(f"bool {flag} = false;")
@@ -587,11 +559,10 @@ def _emit_vector_load(out: Emitter, exprs: Expressions, statements: Statements, 
     when they are in the row, the mask holds there and the address is aligned; each column then takes its value
     from the vector, or loads it alone when the vector was not loaded."""
     flag, array = fast
-    kwargs = {k.arg: k.value for k in call.keywords}
-    mask = call.args[1] if len(call.args) > 1 else kwargs.get("mask")
+    mask = mask_of(call)
     pointer, offset = exprs.address(call.args[0])
     conditions = [full]
-    if mask is not None and not (isinstance(mask, ast.Constant) and mask.value is None):
+    if mask is not None:
         conditions.append(out.cast(exprs(mask), "i1"))
     conditions.append(f"hv::aligned16({pointer} + {offset.code})")
     out.open("if (hv_v == 0) {")
