@@ -5,7 +5,7 @@
 # targets, the square twin's bandwidth against a device copy. With `templates` after the targets' twins:
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
 #   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone;
-#   SWEEP_S=0: no sweep; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it)
+#   SWEEP_S=0: no sweep; CHECK_FIRST=regex: those template-run modules checked first; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it)
 #   On the device give OUT=$OUT (what comes back: run.log as it is printed, logs.tgz, twins.json/.md, kinds.md, ...);
 #   do not pipe the output into tail: a call that reaches its limit returns none of it.
 set -u
@@ -49,7 +49,10 @@ case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2
 if [ "${1:-}" = templates ]; then
   tail -8 "$L/templates_extract.log"
   wait
-  for m in "$X"/conv_bmm_autotune/g*/*.py; do
+  # CHECK_FIRST (an extended regex on the module's path): those modules are checked before the others
+  modules=$(ls "$X"/conv_bmm_autotune/g*/*.py 2>/dev/null)
+  [ -n "${CHECK_FIRST:-}" ] && modules="$(echo "$modules" | grep -E "$CHECK_FIRST") $(echo "$modules" | grep -vE "$CHECK_FIRST")"
+  for m in $modules; do
     [ "$(elapsed)" -gt "${DEADLINE:-540}" ] && { echo "deadline (${DEADLINE:-540} s): no check of ${m#$X/} and the modules after it"; break; }
     c="$L/check_$(basename "$(dirname "$m")")_$(basename "$m" .py).txt"
     timeout 60 python3 "$m" --check > "$c" 2>&1; echo "check ${m#$X/} rc=$?: $(grep -c ': ok' "$c") ok, $(grep -c 'differ\|NOT COMPARED\|Error' "$c") bad"
