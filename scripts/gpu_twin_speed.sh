@@ -29,16 +29,20 @@ if [ "${1:-}" = templates ]; then
   ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${TEMPLATES_S:-240} python3 -m harvest extract examples/models/conv_bmm_autotune.py \
       -o "$X/conv_bmm_autotune" --device cuda --force > "$L/templates_extract.log" 2>&1
     echo "extract conv_bmm_autotune rc=$? ($(elapsed) s)" ) &
+  template_pid=$!
 fi
+# wait on the jobs by pid: a bare `wait` also waits for the tee above (bash >= 5.1), which never ends
+pids=()
 n=0
 for t in $targets; do
   name=$(basename "$t" .py)
   ( TORCHINDUCTOR_COMPILE_THREADS=2 timeout 200 python3 -m harvest extract "$t" -o "$X/$name" --device cuda -q --force > "$L/extract_$name.log" 2>&1
     echo "extract $name rc=$? ($(elapsed) s)"
     python3 -m harvest twin "$X/$name" > "$L/twin_$name.log" 2>&1; echo "twin $name rc=$?: $(grep -E 'translated|no twin' "$L/twin_$name.log" | tr '\n' ';')" ) &
-  n=$((n + 1)); if [ $((n % 4)) = 0 ]; then wait; fi
+  pids+=($!)
+  n=$((n + 1)); if [ $((n % 4)) = 0 ]; then wait "${pids[@]}"; pids=(); fi
 done
-wait
+[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
 [ -n "$targets" ] && timeout ${TWINS_S:-420} python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
 [ -n "$targets" ] && { grep -v "^ok " "$L/twins.txt" | tail -30; python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"; }
 echo "twins done ($(elapsed) s)"
@@ -47,8 +51,8 @@ echo "twins done ($(elapsed) s)"
 pack_logs
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
 if [ "${1:-}" = templates ]; then
+  wait "$template_pid"
   tail -8 "$L/templates_extract.log"
-  wait
   # CHECK_FIRST (an extended regex on the module's path): those modules are checked before the others
   modules=$(ls "$X"/conv_bmm_autotune/g*/*.py 2>/dev/null)
   [ -n "${CHECK_FIRST:-}" ] && modules="$(echo "$modules" | grep -E "$CHECK_FIRST") $(echo "$modules" | grep -vE "$CHECK_FIRST")"
