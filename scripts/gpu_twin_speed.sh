@@ -66,8 +66,10 @@ if [ "${1:-}" = templates ]; then
   done
   (cd "$X" && tar czf "$OUT/conv_bmm_autotune.tgz" --exclude records --exclude '*.pt' conv_bmm_autotune 2>/dev/null)
   first=$(cd "$X" && grep -l ": template kernel" conv_bmm_autotune/g0_forward/*.py | head -1)
-  [ -n "$first" ] && [ "${SWEEP_S:-120}" != 0 ] && timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
-    -o "$L/sweep" > "$L/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$L/sweep.log"
+  if [ -n "$first" ] && [ "${SWEEP_S:-120}" != 0 ]; then
+    timeout ${SWEEP_S:-120} python3 -m harvest bench "$X/conv_bmm_autotune" -k "$(basename "$first" .py)" --sweep --sweep-max 12 \
+      -o "$L/sweep" > "$L/sweep.log" 2>&1; echo "sweep rc=$? ($(elapsed) s)"; tail -20 "$L/sweep.log"
+  fi
 fi
 pack_logs
 echo "all done at $(elapsed) s"
