@@ -395,18 +395,21 @@ def embedding_ce_h200(tmp_path_factory) -> Path:
 
 @needs_nvcc
 def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embedding_ce_h200, tmp_path):
-    """Each thread takes 4 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
-    them with one 16-byte load where all 4 are in the row and the address is aligned (elsewhere one at a time): a
-    warp's load is 512 neighbouring bytes. (16 neighbouring columns a thread, four loads in flight, was slower on
-    the H200: a warp's load then strides 64 bytes; docs/benchmarks.md, session 18.)"""
+    """Each thread takes 4 neighbouring columns in each of 4 chunks a block of threads apart (Triton's layout: a
+    warp's load is 512 neighbouring bytes), loads all four chunks with 16-byte loads before it uses any (four loads
+    in flight), and folds column v of every chunk into copy v of its accumulators. A chunk loads one value at a time
+    where it is not all in the row or not aligned. The launcher gives a row 16 columns a thread: 512 threads for
+    8192 columns, one step. (16 neighbouring columns a thread was slower on the H200: a warp's load then strides
+    64 bytes; docs/benchmarks.md, session 18.)"""
     twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
-    assert twin.cuda.count("hv::load_vector(mm_ptr + (cols + (8192 * rows)), mm") == 3  # one per pass
-    assert "float mm_vec[4];" in twin.cuda
-    assert "const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
-    assert "const float mm = (hv_fast_mm ? mm_vec[hv_v] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
-    assert "hv::row_threads(hv_rnumel)" in twin.launcher
+    assert twin.cuda.count("hv::load_vector(mm_ptr + ((cols + hv_c * 4 * blockDim.x) + (8192 * rows)), mm") == 3  # one per pass
+    assert "float mm_vec[4][4];" in twin.cuda and "bool hv_fast_mm[4] = {};" in twin.cuda
+    assert ("const int32_t col_start_v = col_start + (hv_v / 4) * 4 * blockDim.x + hv_v % 4 + 3 * static_cast<int32_t>(threadIdx.x);"
+            in twin.cuda)
+    assert "const float mm = (hv_fast_mm[hv_v / 4] ? mm_vec[hv_v / 4][hv_v % 4] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
+    assert "hv::row_threads((hv_rnumel + 15) / 16)" in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4.") == 3  # one 16-byte load in each of the three passes over the row
+    assert ptx.count("ld.global.v4.") == 12  # four chunks' 16-byte loads in each of the three passes over the row
     # A gather along the row (mm_ptr + (where_1 + 8192*cols): a row picked by a loaded index) keeps the block-strided
     # columns: a vector of neighbouring columns would not be neighbouring memory.
     gather = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel_1.py")
@@ -492,13 +495,15 @@ def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_ow
 
 @needs_nvcc
 def test_a_looped_reduction_over_half_floats_takes_8_columns_a_thread(embedding_ce_h200, tmp_path):
-    """16 bytes of bf16 are 8 values: a thread takes 8 neighbouring columns a step, keeps 8 copies of its
-    accumulators, and combines them by a loop before the block combines its threads."""
+    """16 bytes of bf16 are 8 values: a thread takes 8 neighbouring columns in each of its chunks, keeps 8 copies of
+    its accumulators, and combines them by a loop before the block combines its threads."""
     twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py",
                    ('"mm_ptr": Tensor((4096, 8192), (8192, 1), torch.float32)', '"mm_ptr": Tensor((4096, 8192), (8192, 1), torch.bfloat16)'))
-    assert "__nv_bfloat16 mm_vec[8];" in twin.cuda
-    assert "const int32_t col_start_v = col_start + hv_v + 7 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert "__nv_bfloat16 mm_vec[4][8];" in twin.cuda
+    assert ("const int32_t col_start_v = col_start + (hv_v / 8) * 8 * blockDim.x + hv_v % 8 + 7 * static_cast<int32_t>(threadIdx.x);"
+            in twin.cuda)
+    assert "hv::row_threads((hv_rnumel + 31) / 32)" in twin.launcher
     assert "for (int hv_c = 1; hv_c < 8; ++hv_c) {" in twin.cuda
     assert "hv_thread = hv::SoftmaxCombine<false>()(hv_thread, hv::SoftmaxState{value_acc_copies[hv_c], value_acc_1_copies[hv_c]});" in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4") == 3
+    assert ptx.count("ld.global.v4") == 12  # 4 chunks of 8 bf16 values in each of the three passes

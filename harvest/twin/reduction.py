@@ -244,8 +244,9 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         out.emit(f"// one thread block per row; its threads stride over the row's {ast.unparse(rnumel_node)} elements")
         out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
+    step = LOOP_COPIES
     if looped:
-        _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
+        step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
     else:
         kept = Kept(int(rnumel.code), _stored_pointers(facts)) if warps else None
         _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
@@ -264,7 +265,8 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
                  "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
     else:
-        blocks, threads = "hv::row_blocks(hv_rows)", "hv::row_threads(hv_rnumel)"  # 32 to 512 threads a row
+        # 32 to 512 threads a row: a looped reduction's threads each take `step` columns a step
+        blocks, threads = "hv::row_blocks(hv_rows)", f"hv::row_threads((hv_rnumel + {step - 1}) / {step})" if looped else "hv::row_threads(hv_rnumel)"
         notes = ["one thread block per row (grid-stride over rows), threads stride over the row",
                  "per-thread partials combined by warp shuffles and shared memory"]
     if not looped and warps:
@@ -278,7 +280,10 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
 WARP_ROW_LIMIT = 1024  # a persistent reduction's rows up to this long: one warp per row (32 values a lane at most)
 ROWS_PER_BLOCK = 4  # warps (rows) per block then: the launcher's hv::WARP_ROWS_PER_BLOCK
 KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between passes
+PREFETCH_REGISTERS = 48  # ... of them, with loads a later pass needs loaded early (fewer: more warps resident)
 LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent chains of loads and combine steps
+MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously: vectors a thread loads a step, at most
+VECTORS_IN_FLIGHT = 16  # ... and 16-byte loads a thread has in flight a step, at most (4 registers each)
 
 
 class Lanes:
@@ -384,9 +389,27 @@ class VectorLoads:
     Only when every load that moves with the loop does so with unit stride, and its mask is the loop's column bound
     and conditions that do not move with the loop (so the mask at the first column holds for all `width`)."""
 
-    def __init__(self, loads: dict[str, ast.Call], width: int):
+    def __init__(self, loads: dict[str, ast.Call], width: int, columns: set[str] | None = None):
         self.loads = loads  # the name a load is assigned to -> the tl.load call
         self.width = width
+        # the loop's column index and its copies, when they are the only names of the loop in every load's address:
+        # a chunk's address is then the address with them moved to the chunk
+        self.columns = columns
+
+    def chunks(self, stop: str) -> int:
+        """How many vectors of `width` columns a thread takes a step, each a block of threads further on (Triton's
+        layout: a warp's load is still 512 neighbouring bytes), all loaded before any is used so that that many of
+        its loads are in flight: up to 4, 16 vector loads a step at most, no more than a warp needs for a row
+        `stop` long (when it is a number)."""
+        if not self.columns:
+            return 1
+        chunks = 1
+        while chunks < MAX_CHUNKS and 2 * chunks * len(self.loads) <= VECTORS_IN_FLIGHT:
+            chunks *= 2
+        if stop.isdigit():
+            while chunks > 1 and (chunks // 2) * self.width * 32 >= int(stop):
+                chunks //= 2
+        return chunks
 
     @classmethod
     def of(cls, loop: ast.For, body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> VectorLoads | None:
@@ -444,7 +467,8 @@ class VectorLoads:
             at = [offset_at(body, call.args[0], {**sizes, row_name: row, axes.reduction_base: lane}) for row, lane in ((5, 3), (5, 4), (5, 7), (6, 3))]
             if None in at or at[1] - at[0] != 1 or at[2] - at[0] != 4:
                 return None
-        return cls(loads, width)
+        movable = all(names_in(call.args[0]) & moving <= columns for call in loads.values())
+        return cls(loads, width, columns if movable else None)
 
 
 def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes, row_name: str,
@@ -453,14 +477,22 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
     at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
     Where the loop reads its rows contiguously (VectorLoads), copy v is the thread's v-th neighbouring column instead,
-    read by one vector load."""
+    read by one vector load; and where every load's address moves with the column alone, a thread takes up to
+    MAX_CHUNKS such vectors a block of threads apart and loads them all before it uses any.
+    Returns the columns a thread takes a step in the first loop (the launcher sizes the block by it)."""
     defined: set[str] = set()
     copies: dict[str, tuple[str, str, int]] = {}  # an accumulator -> (its array of copies, dtype, how many)
+    step = None  # columns a thread takes a step in the first loop: the launcher's threads are the row over this
     for position, stmt in enumerate(body):
         if isinstance(stmt, ast.For):
             _check_loop(stmt, body[position + 1 :], defined)
             vector = VectorLoads.of(stmt, body, axes, row_name, facts) if lanes.reduce == "hv::block_reduce" else None
             width = vector.width if vector else LOOP_COPIES
+            _, stop = _loop_range(stmt, axes)
+            stop_code = exprs(stop)
+            chunks = vector.chunks(stop_code.code) if vector else 1
+            if step is None:
+                step = chunks * width
             carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
             for acc in carried:
                 var = out.lookup(acc)
@@ -468,41 +500,53 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 out.taken.add(array)
                 out.emit(f"{out.ctype(var.dtype)} {array}[{width}] = {{{', '.join([var.cname] * width)}}};")
                 copies[acc] = (array, var.dtype, width)
-            _, stop = _loop_range(stmt, axes)
-            stop_code = exprs(stop)
             variable = stmt.target.id
             cname = out.fresh(variable)
-            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {width} * {lanes.count}) {{")
+            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
             fast: dict[str, tuple[str, str]] = {}  # a vector-loaded name -> (its fast-path flag, its array)
-            if vector:
+            full = ""
+            if vector and chunks == 1:
                 out.emit(f"// this thread's {width} neighbouring columns: vector loads when all are in the row and aligned")
                 full = out.fresh("hv_full")
                 out.taken.add(full)
                 out.emit(f"const bool {full} = {cname} + {width} * {lanes.lane} + {width} <= {stop_code.code};")
-                for name, call in vector.loads.items():
-                    dtype = facts.arg_dtypes[pointer_of(call.args[0])]
-                    flag, array = out.fresh(f"hv_fast_{name}"), out.fresh(f"{name}_vec")
-                    out.taken |= {flag, array}
+            elif vector:
+                out.emit(f"// this thread's {width} neighbouring columns in each of {chunks} chunks {width} x {lanes.count} columns apart, "
+                         "all loaded first (vector loads where a chunk is in the row and aligned)")
+            for name, call in (vector.loads.items() if vector else ()):
+                dtype = facts.arg_dtypes[pointer_of(call.args[0])]
+                flag, array = out.fresh(f"hv_fast_{name}"), out.fresh(f"{name}_vec")
+                out.taken |= {flag, array}
+                if chunks == 1:
                     out.emit(f"bool {flag} = false;")
                     out.emit(f"{CTYPES[dtype][0]} {array}[{width}];")
-                    fast[name] = (flag, array)
+                else:
+                    out.emit(f"bool {flag}[{chunks}] = {{}};")
+                    out.emit(f"{CTYPES[dtype][0]} {array}[{chunks}][{width}];")
+                fast[name] = (flag, array)
             out.emit("#pragma unroll")
-            out.open(f"for (int32_t hv_v = 0; hv_v < {width}; ++hv_v) {{  // copy hv_v of the accumulators")
+            out.open(f"for (int32_t hv_v = 0; hv_v < {chunks * width}; ++hv_v) {{  // copy hv_v % {width} of the accumulators"
+                     if chunks > 1 else f"for (int32_t hv_v = 0; hv_v < {width}; ++hv_v) {{  // copy hv_v of the accumulators")
             start = out.fresh(f"{variable}_v")
-            if vector:  # the thread's first column is cname + width * lane: the row index is start + lane
+            if vector and chunks > 1:  # chunk hv_v / width starts at cname + chunk * width * threads + width * lane
+                out.emit(f"const int32_t {start} = {cname} + (hv_v / {width}) * {width} * {lanes.count} + hv_v % {width} + {width - 1} * {lanes.lane};")
+            elif vector:  # the thread's first column is cname + width * lane: the row index is start + lane
                 out.emit(f"const int32_t {start} = {cname} + hv_v + {width - 1} * {lanes.lane};")
             else:
                 out.emit(f"const int32_t {start} = {cname} + hv_v * {lanes.count};")
             out.bind(variable, Var(start, "i32", len(out.scopes)))
             for acc in carried:
                 array, dtype, _ = copies[acc]
-                out.bind(acc, Var(f"{array}[hv_v]", dtype, len(out.scopes)))
+                out.bind(acc, Var(f"{array}[hv_v % {width}]" if chunks > 1 else f"{array}[hv_v]", dtype, len(out.scopes)))
             out.open(f"if ({start} + {lanes.lane} < {stop_code.code}) {{")
             for inner in stmt.body:
                 if isinstance(inner, ast.For):
                     raise NoTwin("a loop inside a reduction loop")
                 name = inner.targets[0].id if isinstance(inner, ast.Assign) and isinstance(inner.targets[0], ast.Name) else None
-                if name in fast:
+                if name in fast and chunks > 1:
+                    _emit_chunk_loads(out, exprs, lane_statements, name, vector.loads[name], fast[name],
+                                      (cname, width, chunks, lanes, stop_code.code, vector.columns))
+                elif name in fast:
                     _emit_vector_load(out, exprs, lane_statements, name, vector.loads[name], fast[name], full)
                 else:
                     lane_statements.statement(inner)
@@ -542,6 +586,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
         else:
             row_statements.statement(stmt)
         defined |= defines(stmt)
+    return step or LOOP_COPIES
 
 
 def _copy_state(out, exprs, reductions, copies, accumulators, state_of, v: str) -> tuple[str, str, list]:
@@ -571,6 +616,40 @@ def _emit_vector_load(out: Emitter, exprs: Expressions, statements: Statements, 
     out.close()
     scalar = exprs.load(call)
     statements.store_name(name, Value(f"({flag} ? {array}[hv_v] : {scalar.code})", scalar.dtype))
+
+
+def _emit_chunk_loads(out: Emitter, exprs: Expressions, statements: Statements, name: str, call: ast.Call,
+                      fast: tuple[str, str], step: tuple) -> None:
+    """`name = tl.load(...)` in a chunked vectorized loop: at the thread's first column (copy 0), one vector load of
+    each chunk (its address: the load's, with the column moved c x width x threads further on) where the chunk is in
+    the row, the mask holds and the address is aligned; each copy then takes its value from its chunk's vector, or
+    loads it alone when that vector was not loaded."""
+    flag, array = fast
+    cname, width, chunks, lanes, stop, columns = step
+    mask = mask_of(call)
+    moved = {}
+    for column in columns:
+        var = out.lookup(column)
+        if var is not None:
+            moved[column] = Var(f"({var.cname} + hv_c * {width} * {lanes.count})", var.dtype, len(out.scopes))
+    out.scopes.append(moved)
+    pointer, offset = exprs.address(call.args[0])
+    out.scopes.pop()
+    address = f"{pointer} + {offset.code}"
+    conditions = [f"{cname} + hv_c * {width} * {lanes.count} + {width} * {lanes.lane} + {width} <= {stop}"]
+    if mask is not None:
+        conditions.append(out.cast(exprs(mask), "i1"))
+    conditions.append(f"hv::aligned16({address})")
+    out.open("if (hv_v == 0) {")
+    out.emit("#pragma unroll")
+    out.open(f"for (int32_t hv_c = 0; hv_c < {chunks}; ++hv_c) {{")
+    out.emit(f"{flag}[hv_c] = {' && '.join(conditions)};")
+    out.emit(f"if ({flag}[hv_c]) hv::load_vector({address}, {array}[hv_c]);")
+    out.close()
+    out.close()
+    scalar = exprs.load(call)
+    chunk = f"hv_v / {width}"
+    statements.store_name(name, Value(f"({flag}[{chunk}] ? {array}[{chunk}][hv_v % {width}] : {scalar.code})", scalar.dtype))
 
 
 def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes,
@@ -635,7 +714,7 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
             needed = set().union(*(names_in(a) for a in arguments))
             start = len(out.lines)
             partial = out.fresh("hv_partial")
-            open_pass(closure(needed))
+            open_pass(closure(needed | (_loads_to_prefetch(pending, closure(set(needed)), kept) if kept else set())))
             ctype, value, fields = reductions.state(kind, [exprs(a) for a in arguments], fast)
             out.emit(f"{partial} = {reductions.combiner(kind, fast)}({partial}, {value});")
             close_pass()
@@ -659,6 +738,27 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
         row_statements.statement(stmt)
     if kept is not None:
         _drop_unread(out, kept)
+
+
+def _loads_to_prefetch(pending: list[ast.stmt], this_pass: list[ast.stmt], kept: Kept) -> set[str]:
+    """Names of the loads that a later pass needs and this pass can load too, into the registers left (of
+    PREFETCH_REGISTERS) once this pass's own loads are kept: weights and biases loaded with the row, not after its
+    reductions, as Triton does."""
+    def loads(stmt: ast.stmt) -> bool:
+        return any(isinstance(n, ast.Call) and dotted(n.func) == "tl.load" for n in ast.walk(stmt))
+    slots = PREFETCH_REGISTERS // kept.per_lane - len(kept.arrays) - sum(
+        1 for s in this_pass if loads(s) and not (defines(s) & set(kept.arrays)))
+    chosen: set[str] = set()
+    for stmt in pending:
+        if slots <= 0:
+            break
+        if stmt in this_pass or not loads(stmt) or defines(stmt) & set(kept.arrays):
+            continue
+        name = kept.worth_keeping(stmt)
+        if name is not None:
+            chosen.add(name)
+            slots -= 1
+    return chosen
 
 
 def _drop_unread(out: Emitter, kept: Kept) -> None:
