@@ -395,21 +395,18 @@ def embedding_ce_h200(tmp_path_factory) -> Path:
 
 @needs_nvcc
 def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embedding_ce_h200, tmp_path):
-    """Each thread takes 4 neighbouring columns in each of 4 chunks a block of threads apart (Triton's layout: a
-    warp's load is 512 neighbouring bytes), loads all four chunks with 16-byte loads before it uses any (four loads
-    in flight), and folds column v of every chunk into copy v of its accumulators. A chunk loads one value at a time
-    where it is not all in the row or not aligned. The launcher gives a row 16 columns a thread: 512 threads for
-    8192 columns, one step. (16 neighbouring columns a thread was slower on the H200: a warp's load then strides
-    64 bytes; docs/benchmarks.md, session 18.)"""
+    """Each thread takes 4 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
+    them with one 16-byte load where all 4 are in the row and the address is aligned (elsewhere one at a time): a
+    warp's load is 512 neighbouring bytes. The launcher gives a row a thread per 4 columns (at most 512). This
+    kernel makes three passes over its rows, so a thread takes one vector a step (see the chunked test below)."""
     twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
-    assert twin.cuda.count("hv::load_vector(mm_ptr + ((cols + hv_c * 4 * blockDim.x) + (8192 * rows)), mm") == 3  # one per pass
-    assert "float mm_vec[4][4];" in twin.cuda and "bool hv_fast_mm[4] = {};" in twin.cuda
-    assert ("const int32_t col_start_v = col_start + (hv_v / 4) * 4 * blockDim.x + hv_v % 4 + 3 * static_cast<int32_t>(threadIdx.x);"
-            in twin.cuda)
-    assert "const float mm = (hv_fast_mm[hv_v / 4] ? mm_vec[hv_v / 4][hv_v % 4] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
-    assert "hv::row_threads((hv_rnumel + 15) / 16)" in twin.launcher
+    assert twin.cuda.count("hv::load_vector(mm_ptr + (cols + (8192 * rows)), mm") == 3  # one per pass
+    assert "float mm_vec[4];" in twin.cuda
+    assert "const int32_t col_start_v = col_start + hv_v + 3 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert "const float mm = (hv_fast_mm ? mm_vec[hv_v] : (col_mask ? mm_ptr[(cols + (8192 * rows))] : 0.0f));" in twin.cuda
+    assert "hv::row_threads((hv_rnumel + 3) / 4)" in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4.") == 12  # four chunks' 16-byte loads in each of the three passes over the row
+    assert ptx.count("ld.global.v4.") == 3  # one 16-byte load in each of the three passes over the row
     # A gather along the row (mm_ptr + (where_1 + 8192*cols): a row picked by a loaded index) keeps the block-strided
     # columns: a vector of neighbouring columns would not be neighbouring memory.
     gather = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel_1.py")
@@ -423,6 +420,31 @@ def gpt2_h200(tmp_path_factory) -> Path:
     done = harvest("extract", str(CUDA_FIXTURES / "models/gpt2/g0_forward.py"), "-o", str(out), "-q", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def gpt2_h200_g1(tmp_path_factory) -> Path:
+    """gpt2's second H200 forward graph read as an artifact: the loss's log_softmax over 8192 rows of 4096."""
+    out = tmp_path_factory.mktemp("gpt2_g1") / "out"
+    done = harvest("extract", str(CUDA_FIXTURES / "models/gpt2/g1_forward.py"), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@needs_nvcc
+def test_a_one_pass_looped_reduction_loads_four_chunks_before_it_uses_any(gpt2_h200_g1, tmp_path):
+    """One pass over the row with one load: a thread takes 4 neighbouring columns in each of 4 chunks a block of
+    threads apart (Triton's layout: each warp's load is 512 neighbouring bytes), issues the four 16-byte loads
+    before it uses any, and folds column v of every chunk into copy v of its accumulators; a chunk not all in the
+    row, or not aligned, loads one value at a time. The launcher gives a row a thread per 16 columns."""
+    twin = twin_of(gpt2_h200_g1, "g0_forward/log_softmax_kernel.py")  # an artifact read alone is graph g0
+    assert "in each of 4 chunks 4 x blockDim.x columns apart" in twin.cuda
+    assert ("const int32_t col_start_v = col_start + (hv_v / 4) * 4 * blockDim.x + hv_v % 4 + 3 * static_cast<int32_t>(threadIdx.x);"
+            in twin.cuda)
+    assert "for (int32_t hv_c = 0; hv_c < 4; ++hv_c) {" in twin.cuda
+    assert "hv::row_threads((hv_rnumel + 15) / 16)" in twin.launcher
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4.") == 4  # the four chunks' loads, unrolled
 
 
 @needs_nvcc
@@ -495,15 +517,14 @@ def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_ow
 
 @needs_nvcc
 def test_a_looped_reduction_over_half_floats_takes_8_columns_a_thread(embedding_ce_h200, tmp_path):
-    """16 bytes of bf16 are 8 values: a thread takes 8 neighbouring columns in each of its chunks, keeps 8 copies of
-    its accumulators, and combines them by a loop before the block combines its threads."""
+    """16 bytes of bf16 are 8 values: a thread takes 8 neighbouring columns a step, keeps 8 copies of its
+    accumulators, and combines them by a loop before the block combines its threads."""
     twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py",
                    ('"mm_ptr": Tensor((4096, 8192), (8192, 1), torch.float32)', '"mm_ptr": Tensor((4096, 8192), (8192, 1), torch.bfloat16)'))
-    assert "__nv_bfloat16 mm_vec[4][8];" in twin.cuda
-    assert ("const int32_t col_start_v = col_start + (hv_v / 8) * 8 * blockDim.x + hv_v % 8 + 7 * static_cast<int32_t>(threadIdx.x);"
-            in twin.cuda)
-    assert "hv::row_threads((hv_rnumel + 31) / 32)" in twin.launcher
+    assert "__nv_bfloat16 mm_vec[8];" in twin.cuda
+    assert "const int32_t col_start_v = col_start + hv_v + 7 * static_cast<int32_t>(threadIdx.x);" in twin.cuda
+    assert "hv::row_threads((hv_rnumel + 7) / 8)" in twin.launcher
     assert "for (int hv_c = 1; hv_c < 8; ++hv_c) {" in twin.cuda
     assert "hv_thread = hv::SoftmaxCombine<false>()(hv_thread, hv::SoftmaxState{value_acc_copies[hv_c], value_acc_1_copies[hv_c]});" in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4") == 12  # 4 chunks of 8 bf16 values in each of the three passes
+    assert ptx.count("ld.global.v4") == 3

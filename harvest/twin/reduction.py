@@ -282,8 +282,7 @@ ROWS_PER_BLOCK = 4  # warps (rows) per block then: the launcher's hv::WARP_ROWS_
 KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between passes
 PREFETCH_REGISTERS = 48  # ... of them, with loads a later pass needs loaded early (fewer: more warps resident)
 LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent chains of loads and combine steps
-MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously: vectors a thread loads a step, at most
-VECTORS_IN_FLIGHT = 16  # ... and 16-byte loads a thread has in flight a step, at most (4 registers each)
+MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously with one load: vectors a thread loads a step
 
 
 class Lanes:
@@ -396,16 +395,16 @@ class VectorLoads:
         # a chunk's address is then the address with them moved to the chunk
         self.columns = columns
 
-    def chunks(self, stop: str) -> int:
+    def chunks(self, stop: str, passes: int) -> int:
         """How many vectors of `width` columns a thread takes a step, each a block of threads further on (Triton's
         layout: a warp's load is still 512 neighbouring bytes), all loaded before any is used so that that many of
-        its loads are in flight: up to 4, 16 vector loads a step at most, no more than a warp needs for a row
-        `stop` long (when it is a number)."""
-        if not self.columns:
+        its loads are in flight: MAX_CHUNKS, no more than a warp needs for a row `stop` long (when it is a number).
+        Only for one load in a kernel that makes one pass over the row: on the H200, chunks of two loads, or of a
+        kernel with three passes, took 61 to 94 registers a thread and were slower than one vector a step (fewer
+        blocks resident; docs/benchmarks.md, session 19)."""
+        if not self.columns or len(self.loads) > 1 or passes > 1:
             return 1
-        chunks = 1
-        while chunks < MAX_CHUNKS and 2 * chunks * len(self.loads) <= VECTORS_IN_FLIGHT:
-            chunks *= 2
+        chunks = MAX_CHUNKS
         if stop.isdigit():
             while chunks > 1 and (chunks // 2) * self.width * 32 >= int(stop):
                 chunks //= 2
@@ -477,8 +476,9 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
     at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
     Where the loop reads its rows contiguously (VectorLoads), copy v is the thread's v-th neighbouring column instead,
-    read by one vector load; and where every load's address moves with the column alone, a thread takes up to
-    MAX_CHUNKS such vectors a block of threads apart and loads them all before it uses any.
+    read by one vector load; and where the one pass over the row has one load, whose address moves with the
+    column alone, a thread takes up to MAX_CHUNKS such vectors a block of threads apart and loads them all before
+    it uses any.
     Returns the columns a thread takes a step in the first loop (the launcher sizes the block by it)."""
     defined: set[str] = set()
     copies: dict[str, tuple[str, str, int]] = {}  # an accumulator -> (its array of copies, dtype, how many)
@@ -490,7 +490,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             width = vector.width if vector else LOOP_COPIES
             _, stop = _loop_range(stmt, axes)
             stop_code = exprs(stop)
-            chunks = vector.chunks(stop_code.code) if vector else 1
+            chunks = vector.chunks(stop_code.code, sum(isinstance(s, ast.For) for s in body)) if vector else 1
             if step is None:
                 step = chunks * width
             carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
