@@ -395,14 +395,15 @@ class VectorLoads:
         # a chunk's address is then the address with them moved to the chunk
         self.columns = columns
 
-    def chunks(self, stop: str, passes: int) -> int:
+    def chunks(self, stop: str, passes: int, welford: bool) -> int:
         """How many vectors of `width` columns a thread takes a step, each a block of threads further on (Triton's
         layout: a warp's load is still 512 neighbouring bytes), all loaded before any is used so that that many of
         its loads are in flight: MAX_CHUNKS, no more than a warp needs for a row `stop` long (when it is a number).
-        Only for one load in a kernel that makes one pass over the row: on the H200, chunks of two loads, or of a
-        kernel with three passes, took 61 to 94 registers a thread and were slower than one vector a step (fewer
-        blocks resident; docs/benchmarks.md, session 19)."""
-        if not self.columns or len(self.loads) > 1 or passes > 1:
+        Only for one load in a kernel that makes one pass over the row, and not for a Welford loop: on the H200,
+        chunks of two loads, or of a kernel with three passes, took 61 to 94 registers a thread and were slower
+        than one vector a step (fewer blocks resident), and of two batch-norm Welford loops one lost 17 % and the
+        other gained 5 % (docs/benchmarks.md, session 19)."""
+        if not self.columns or len(self.loads) > 1 or passes > 1 or welford:
             return 1
         chunks = MAX_CHUNKS
         if stop.isdigit():
@@ -477,8 +478,8 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
     Where the loop reads its rows contiguously (VectorLoads), copy v is the thread's v-th neighbouring column instead,
     read by one vector load; and where the one pass over the row has one load, whose address moves with the
-    column alone, a thread takes up to MAX_CHUNKS such vectors a block of threads apart and loads them all before
-    it uses any.
+    column alone (and no Welford update), a thread takes up to MAX_CHUNKS such vectors a block of threads apart and
+    loads them all before it uses any.
     Returns the columns a thread takes a step in the first loop (the launcher sizes the block by it)."""
     defined: set[str] = set()
     copies: dict[str, tuple[str, str, int]] = {}  # an accumulator -> (its array of copies, dtype, how many)
@@ -490,7 +491,8 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             width = vector.width if vector else LOOP_COPIES
             _, stop = _loop_range(stmt, axes)
             stop_code = exprs(stop)
-            chunks = vector.chunks(stop_code.code, sum(isinstance(s, ast.For) for s in body)) if vector else 1
+            welford = any(isinstance(n, ast.Call) and dotted(n.func).endswith("welford_reduce") for n in ast.walk(stmt))
+            chunks = vector.chunks(stop_code.code, sum(isinstance(s, ast.For) for s in body), welford) if vector else 1
             if step is None:
                 step = chunks * width
             carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
