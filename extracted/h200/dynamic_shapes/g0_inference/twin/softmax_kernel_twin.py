@@ -21,7 +21,7 @@ void launch(torch::Tensor a_ptr, double scalar, torch::Tensor out_ptr, int64_t s
   const int64_t hv_rows = n_rows;
   const int64_t hv_rnumel = n_cols;
   if (hv_rows <= 0) return;
-  softmax_kernel<<<hv::row_blocks(hv_rows), hv::row_threads(hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  softmax_kernel<<<hv::row_blocks(hv_rows), hv::row_threads((hv_rnumel + 3) / 4), 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(a_ptr.data_ptr()), static_cast<float>(scalar),
         reinterpret_cast<float*>(out_ptr.data_ptr()), static_cast<int32_t>(size_0), static_cast<int32_t>(n_rows),
         static_cast<int32_t>(n_cols));

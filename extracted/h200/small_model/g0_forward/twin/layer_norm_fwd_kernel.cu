@@ -89,6 +89,8 @@ extern "C" __global__ void layer_norm_fwd_kernel(
         const int32_t rows = static_cast<int32_t>(hv_row);
         const bool row_mask = (rows < n_rows);
         float hv_partial = 0.0f;
+        float hv_kept_bias[16];
+        float hv_kept_weight[16];
         float hv_kept_a[16];
         #pragma unroll
         for (int32_t hv_k = 0; hv_k < 16; ++hv_k) {
@@ -97,6 +99,10 @@ extern "C" __global__ void layer_norm_fwd_kernel(
                 const int32_t cols = hv_r;
                 const float a = (row_mask ? a_ptr[(cols + (512 * rows))] : 0.0f);
                 hv_kept_a[hv_k] = a;
+                const float weight = weight_ptr[cols];
+                hv_kept_weight[hv_k] = weight;
+                const float bias = bias_ptr[cols];
+                hv_kept_bias[hv_k] = bias;
                 const float broadcast = a;
                 const float broadcast_1 = broadcast;
                 const float masked_1 = (row_mask ? broadcast_1 : 0.0f);
@@ -138,8 +144,8 @@ extern "C" __global__ void layer_norm_fwd_kernel(
             if (hv_r < 512) {
                 const int32_t cols = hv_r;
                 const float a = hv_kept_a[hv_k];
-                const float weight = weight_ptr[cols];
-                const float bias = bias_ptr[cols];
+                const float weight = hv_kept_weight[hv_k];
+                const float bias = hv_kept_bias[hv_k];
                 const float centered_1 = (a - mean);
                 const float mul = (centered_1 * rstd);
                 const float mul_1 = (mul * weight);
