@@ -47,7 +47,8 @@ inline unsigned int tile_blocks(int64_t fast, int64_t slow) {
 }
 
 // Rows: one thread block per row (the kernel strides over the rows past 2^31 - 1 blocks); threads a power of two
-// from 32 to 512, about one element per thread per pass.
+// from 32 to 512, about one per unit of work: an element of a persistent row, or the columns a looped reduction's
+// thread takes a step (its launcher passes the row's length over those).
 inline unsigned int row_blocks(int64_t rows) { return static_cast<unsigned int>(std::min<int64_t>(rows, 2147483647)); }
 
 inline int row_threads(int64_t rnumel) {
