@@ -108,6 +108,10 @@ def test_layer_norm_twin_reduces_rows_with_shuffles(small_model, tmp_path):
     first_pass, later = twin.cuda.split("hv::warp_reduce(", 1)
     assert "hv_kept_a[hv_k] = a;" in first_pass and "const float a = hv_kept_a[hv_k];" in later
     assert "a_ptr[" in first_pass and "a_ptr[" not in later  # the row is read from memory once
+    # the weight and bias the last pass needs are loaded with the row, in the first pass, as Triton loads them
+    for name in ("weight", "bias"):
+        assert f"{name}_ptr[" in first_pass and f"hv_kept_{name}[hv_k] = {name};" in first_pass
+        assert f"{name}_ptr[" not in later and f"const float {name} = hv_kept_{name}[hv_k];" in later
     ptx = ptx_of(twin.cuda, tmp_path)
     assert "shfl.sync.bfly" in ptx and "shfl.sync.idx" in ptx and "bar.sync" not in ptx  # warp shuffles, no block barrier
 
