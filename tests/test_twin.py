@@ -52,6 +52,14 @@ def square_square(tmp_path_factory) -> Path:
     return extract(tmp_path_factory, "square_square")
 
 
+def artifact(tmp_path_factory, graph: str) -> Path:
+    """An H200 model graph of tests/fixtures (`gpt2/g1_forward`) extracted as an artifact, read without a run."""
+    out = tmp_path_factory.mktemp(graph.replace("/", "_")) / "out"
+    done = harvest("extract", str(CUDA_FIXTURES / "models" / f"{graph}.py"), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory) -> Path:
     return extract(tmp_path_factory, "small_model")
@@ -391,10 +399,7 @@ def test_a_size_fixed_in_the_grid_is_the_twins_numel_not_a_count_of_programs():
 @pytest.fixture(scope="module")
 def embedding_ce_h200(tmp_path_factory) -> Path:
     """embedding_ce's H200 forward graph read as an artifact (a 4096 x 8192 log_softmax in three looped passes)."""
-    out = tmp_path_factory.mktemp("embedding_ce") / "out"
-    done = harvest("extract", str(CUDA_FIXTURES / "models/embedding_ce/g0_forward.py"), "-o", str(out), "-q", cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    return out
+    return artifact(tmp_path_factory, "embedding_ce/g0_forward")
 
 
 @needs_nvcc
@@ -420,19 +425,13 @@ def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embe
 @pytest.fixture(scope="module")
 def gpt2_h200(tmp_path_factory) -> Path:
     """gpt2's H200 forward graph read as an artifact: its q/k/v split copies heads out of the addmm's rows."""
-    out = tmp_path_factory.mktemp("gpt2") / "out"
-    done = harvest("extract", str(CUDA_FIXTURES / "models/gpt2/g0_forward.py"), "-o", str(out), "-q", cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    return out
+    return artifact(tmp_path_factory, "gpt2/g0_forward")
 
 
 @pytest.fixture(scope="module")
 def gpt2_h200_g1(tmp_path_factory) -> Path:
     """gpt2's second H200 forward graph read as an artifact: the loss's log_softmax over 8192 rows of 4096."""
-    out = tmp_path_factory.mktemp("gpt2_g1") / "out"
-    done = harvest("extract", str(CUDA_FIXTURES / "models/gpt2/g1_forward.py"), "-o", str(out), "-q", cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    return out
+    return artifact(tmp_path_factory, "gpt2/g1_forward")
 
 
 @needs_nvcc
@@ -506,9 +505,7 @@ def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_ow
     element's own index. Each element takes its value from the group's vector and the store fills the group's vector
     (an H200 run of a first version, whose loads and stores missed their vectors there, read every value twice and
     stored a vector nothing had filled)."""
-    out = tmp_path_factory.mktemp("encoder") / "out"
-    done = harvest("extract", str(CUDA_FIXTURES / "models/transformer_encoder/g1_backward.py"), "-o", str(out), "-q", cwd=ROOT)
-    assert done.returncode == 0, done.stderr
+    out = artifact(tmp_path_factory, "transformer_encoder/g1_backward")
     module = next(p for p in (out / "g0_backward").glob("select_backward_add_kernel*.py"))
     twin = twin_of(out, f"g0_backward/{module.name}")
     for name in ("a", "b", "c"):
