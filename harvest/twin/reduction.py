@@ -4,6 +4,7 @@ the kernel folds them, then combined by warp shuffles and shared memory."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import (
@@ -547,7 +548,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 name = inner.targets[0].id if isinstance(inner, ast.Assign) and isinstance(inner.targets[0], ast.Name) else None
                 if name in fast and chunks > 1:
                     _emit_chunk_loads(out, exprs, lane_statements, name, vector.loads[name], fast[name],
-                                      (cname, width, chunks, lanes, stop_code.code, vector.columns))
+                                      ChunkStep(cname, width, chunks, lanes, stop_code.code, vector.columns))
                 elif name in fast:
                     _emit_vector_load(out, exprs, lane_statements, name, vector.loads[name], fast[name], full)
                 else:
@@ -620,17 +621,30 @@ def _emit_vector_load(out: Emitter, exprs: Expressions, statements: Statements, 
     statements.store_name(name, Value(f"({flag} ? {array}[hv_v] : {scalar.code})", scalar.dtype))
 
 
+@dataclass(frozen=True)
+class ChunkStep:
+    """One step of a chunked loop, as the C++ sees it: its column variable, the vector width, the chunks a thread
+    takes, the lanes, the row's length, and the loop's column index with its copies (moved to each chunk)."""
+
+    start: str
+    width: int
+    chunks: int
+    lanes: Lanes
+    stop: str
+    columns: set[str]
+
+
 def _emit_chunk_loads(out: Emitter, exprs: Expressions, statements: Statements, name: str, call: ast.Call,
-                      fast: tuple[str, str], step: tuple) -> None:
+                      fast: tuple[str, str], step: ChunkStep) -> None:
     """`name = tl.load(...)` in a chunked vectorized loop: at the thread's first column (copy 0), one vector load of
     each chunk (its address: the load's, with the column moved c x width x threads further on) where the chunk is in
     the row, the mask holds and the address is aligned; each copy then takes its value from its chunk's vector, or
     loads it alone when that vector was not loaded."""
     flag, array = fast
-    cname, width, chunks, lanes, stop, columns = step
+    cname, width, chunks, lanes, stop = step.start, step.width, step.chunks, step.lanes, step.stop
     mask = mask_of(call)
     moved = {}
-    for column in columns:
+    for column in step.columns:
         var = out.lookup(column)
         if var is not None:
             moved[column] = Var(f"({var.cname} + hv_c * {width} * {lanes.count})", var.dtype, len(out.scopes))
