@@ -499,13 +499,45 @@ def test_a_vector_of_columns_is_taken_only_where_no_aligned_group_straddles_a_pi
     assert steps_within_groups(offset("8192*row + cols"), body, moving, 16)
 
 
+@pytest.fixture(scope="module")
+def encoder_backward_h200(tmp_path_factory) -> Path:
+    """transformer_encoder's H200 backward graph read as an artifact: a permuted select_backward_add and two
+    mix-order layer-norm backwards."""
+    return artifact(tmp_path_factory, "transformer_encoder/g1_backward")
+
+
 @needs_nvcc
-def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_own_index(tmp_path, tmp_path_factory):
+def test_a_mix_order_reduction_takes_its_programs_rows_in_turn(encoder_backward_h200, tmp_path):
+    """Inductor's mix-order layer-norm backward splits the rows over programs (16 each) and writes each program's
+    column sums to its rows of a workspace. The twin: a block per program, the program's rows one after the other
+    (each a persistent row reduction: its two sums through block_reduce), each column's sum in shared memory kept by
+    the thread the column belongs to (no barrier needed for it), then stored to the workspace rows Triton writes."""
+    twin = twin_of(encoder_backward_h200, "g0_backward/layer_norm_bwd_kernel.py")
+    assert "__shared__ float hv_accum0[1024];" in twin.cuda and "__shared__ float hv_accum1[1024];" in twin.cuda
+    assert "const int32_t row_start = static_cast<int32_t>(blockIdx.x) * 16;" in twin.cuda
+    assert "const int32_t split_size = min(16, (n_rows - row_start));" in twin.cuda
+    assert "for (int32_t hv_i = 0; hv_i < split_size; ++hv_i) {" in twin.cuda
+    assert "const int32_t rows_1 = row_start + hv_i;" in twin.cuda
+    assert "hv_accum0[cols] = 0.0f;" in twin.cuda  # each column's sum starts at zero
+    assert "hv_accum0[cols] = (hv_accum0[cols] + mul_6);" in twin.cuda and "hv_accum1[cols] = (hv_accum1[cols] + grad);" in twin.cuda
+    workspace = "ws_ptr[(((static_cast<int32_t>(blockIdx.x) + ({} * static_cast<int32_t>(gridDim.x))) * n_cols) + cols)] = hv_accum{}[cols];"
+    assert workspace.format(0, 0) in twin.cuda and workspace.format(1, 1) in twin.cuda
+    assert twin.cuda.count("= hv::block_reduce(") == 2
+    assert "const int64_t hv_programs = (hv_rows + 15) / 16;" in twin.launcher
+    assert "<<<static_cast<unsigned int>(hv_programs), hv::row_threads(hv_rnumel)," in twin.launcher
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "st.shared.f32" in ptx and "ld.shared.f32" in ptx and "bar.sync" in ptx
+    # the program is read as a number a thread block stands for, never as tl.program_id: it is gone from the .cu
+    assert "program_id" not in twin.cuda and "num_programs" not in twin.cuda
+
+
+@needs_nvcc
+def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_own_index(tmp_path, encoder_backward_h200):
     """transformer_encoder's select_backward_add reads three tensors and writes one, all permuted, none at the
     element's own index. Each element takes its value from the group's vector and the store fills the group's vector
     (an H200 run of a first version, whose loads and stores missed their vectors there, read every value twice and
     stored a vector nothing had filled)."""
-    out = artifact(tmp_path_factory, "transformer_encoder/g1_backward")
+    out = encoder_backward_h200
     module = next(p for p in (out / "g0_backward").glob("select_backward_add_kernel*.py"))
     twin = twin_of(out, f"g0_backward/{module.name}")
     for name in ("a", "b", "c"):

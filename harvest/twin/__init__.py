@@ -12,6 +12,8 @@ How a Triton program maps onto CUDA threads:
   reduction loops become the threads' loops (each thread folds its share of every accumulator); a persistent
   reduction gets one loop per reduction, recomputing the row's values it needs. Per-thread partials are combined
   with warp shuffles and a block-wide pass through shared memory.
+- mix-order reductions (rows split over programs, column sums to a workspace): one thread block per program, over
+  its rows one after the other; each column's sum kept in shared memory by the thread it belongs to.
 A kernel outside the subset raises NoTwin with the reason; there is never a twin that computes something else.
 """
 
@@ -22,13 +24,16 @@ import ast
 from harvest.twin.body import find_axes, program_numels
 from harvest.twin.facts import ModuleFacts, NoTwin, TwinSource, read_module
 from harvest.twin.pointwise import translate_pointwise
-from harvest.twin.reduction import translate_reduction
+from harvest.twin.reduction import split_rows_loop, translate_reduction, translate_split_rows
 
 __all__ = ["NoTwin", "TwinSource", "read_module", "translate"]
 
 
 def translate(facts: ModuleFacts) -> TwinSource:
     """The CUDA twin of a kernel, or NoTwin with the reason."""
+    split = split_rows_loop(facts)
+    if split is not None:
+        return translate_split_rows(facts, split)
     axes = find_axes(facts)
     facts = program_numels(facts, axes)
     has_loop = any(isinstance(s, ast.For) for s in facts.body)

@@ -4,7 +4,7 @@ the kernel folds them, then combined by warp shuffles and shared memory."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import (
@@ -783,3 +783,213 @@ def _drop_unread(out: Emitter, kept: Kept) -> None:
         if not any(line.rstrip().endswith(f" = {array}[hv_k];") for line in out.lines):
             out.lines[:] = [line for line in out.lines if f" {array}[{kept.per_lane}];" not in line
                             and not line.lstrip().startswith(f"{array}[hv_k] = ")]
+
+
+def split_rows_loop(facts: ModuleFacts) -> ast.For | None:
+    """The loop of a mix-order reduction (Inductor's split of rows over programs), or None: `for _ in
+    tl.range(0, split_size, BLOCK_ROWS)` with `split_size = min(RSPLIT_SIZE, ...)` before it."""
+    minimums = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+                and isinstance(s.value, ast.Call) and dotted(s.value.func) == "min"}
+    for stmt in facts.body:
+        if isinstance(stmt, ast.For) and isinstance(stmt.iter, ast.Call) and dotted(stmt.iter.func) in ("range", "tl.range") \
+                and len(stmt.iter.args) == 3 and isinstance(stmt.iter.args[1], ast.Name) and stmt.iter.args[1].id in minimums:
+            return stmt
+    return None
+
+
+@dataclass
+class SplitRows:
+    """The parts of a mix-order reduction, by the roles Inductor's template gives them."""
+
+    row_start: str  # `row_start = tl.program_id(0) * RSPLIT_SIZE`
+    split_block: str  # RSPLIT_SIZE
+    rows: str  # `rows = row_start + tl.arange(0, BLOCK_ROWS)[:, None]`, stepped by the loop
+    columns: str  # `cols = tl.arange(0, BLOCK_COLS)[None, :]`
+    columns_block: str  # BLOCK_COLS
+    split: ast.Assign  # `split_size = min(RSPLIT_SIZE, n_rows - row_start)`
+    accumulators: dict[str, str]  # a column accumulator -> its dtype
+    row: str  # the loop's row: `rows_1 = rows`
+    loop_body: list[ast.stmt]  # one row's statements, the column accumulations as stores to shared memory
+    stores: list[ast.stmt]  # after the loop: the workspace stores, of shared memory
+    row_level: list[ast.stmt]  # before the loop, statements of neither the rows nor the columns (col_mask ...)
+
+
+def _split_parts(facts: ModuleFacts, loop: ast.For) -> SplitRows:
+    position = facts.body.index(loop)
+    before, after = list(facts.body[:position]), list(facts.body[position + 1:])
+    found: dict[str, object] = {"accumulators": {}, "row_level": []}
+    for stmt in before:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            raise NoTwin(f"a mix-order reduction with `{ast.unparse(stmt)[:60]}` before its loop")
+        name, value = stmt.targets[0].id, stmt.value
+        arange = _arange_of(value)
+        if _program_times(value):
+            found["row_start"], found["split_block"] = name, value.right.id
+        elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Name) \
+                and value.left.id == found.get("row_start") and _arange_of(value.right):
+            found["rows"] = name
+        elif arange is not None:
+            found["columns"], found["columns_block"] = name, arange
+        elif isinstance(value, ast.Call) and dotted(value.func) == "min":
+            found["split"] = stmt
+        elif _zeros_dtype(value) is not None and any(name in defines(s) for s in loop.body):
+            found["accumulators"][name] = _zeros_dtype(value)
+        else:
+            found["row_level"].append(stmt)
+    missing = [k for k in ("row_start", "rows", "columns", "split") if k not in found]
+    if missing:
+        raise NoTwin(f"a mix-order reduction without its {', '.join(missing)}")
+    rows, columns = found["rows"], found["columns"]
+    head = loop.body[:2]
+    if not (len(head) == 2 and isinstance(head[0], ast.Assign) and ast.unparse(head[0].value) == rows
+            and isinstance(head[1], ast.AugAssign) and ast.unparse(head[1].target) == rows):
+        raise NoTwin("a mix-order reduction whose loop does not start `rows_1 = rows; rows += BLOCK_ROWS`")
+    row = head[0].targets[0].id
+    body = _accumulations_to_stores(loop.body[2:], found["accumulators"], columns)
+    if any(rows in names_in(s) for s in body):
+        raise NoTwin("a mix-order reduction that reads its stepped rows in the loop")
+    stores = [_workspace_store(s, found["accumulators"], columns) for s in after]
+    return SplitRows(found["row_start"], found["split_block"], rows, columns, found["columns_block"], found["split"],
+                     found["accumulators"], row, body, stores, found["row_level"])
+
+
+def _program_times(value: ast.expr) -> bool:
+    """`tl.program_id(0) * NAME`."""
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) and isinstance(value.left, ast.Call) \
+        and ast.unparse(value.left) == "tl.program_id(0)" and isinstance(value.right, ast.Name)
+
+
+def _arange_of(value: ast.expr) -> str | None:
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call) and dotted(value.func) == "tl.arange" and len(value.args) == 2 and isinstance(value.args[1], ast.Name):
+        return value.args[1].id
+    return None
+
+
+def _zeros_dtype(value: ast.expr) -> str | None:
+    """`tl.full([BLOCK_COLS], 0, tl.float32)[None, :]` -> "fp32"."""
+    while isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call) and dotted(value.func) == "tl.full" and len(value.args) == 3 \
+            and isinstance(value.args[1], ast.Constant) and value.args[1].value == 0:
+        return {"tl.float32": "fp32", "tl.float64": "fp64", "tl.int32": "i32", "tl.int64": "i64"}.get(ast.unparse(value.args[2]))
+    return None
+
+
+def _shared(accumulator: str) -> str:
+    """The name a column accumulator's shared-memory array goes by, as a pointer the kernel's code can index."""
+    return f"{accumulator}_shared"
+
+
+def _accumulations_to_stores(body: list[ast.stmt], accumulators: dict[str, str], columns: str) -> list[ast.stmt]:
+    """`total = tl.sum(x, 0)`, `add = acc + total`, `acc = add` (one row a step: the sum over it is x itself) become
+    `tl.store(acc_shared + (cols), tl.load(acc_shared + (cols)) + x)`: each column's partial sum, in shared memory."""
+    column_sums: dict[str, ast.expr] = {}  # `total` -> x
+    sums_of: dict[str, tuple[str, ast.expr]] = {}  # `add` -> (acc, x)
+    out: list[ast.stmt] = []
+    for stmt in body:
+        target = stmt.targets[0].id if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) else None
+        value = stmt.value if isinstance(stmt, ast.Assign) else None
+        if isinstance(value, ast.Call) and dotted(value.func) == "tl.sum" and len(value.args) == 2 \
+                and isinstance(value.args[1], ast.Constant) and value.args[1].value == 0:
+            column_sums[target] = value.args[0]
+            continue
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            sides = {ast.unparse(value.left), ast.unparse(value.right)}
+            accumulator = next((a for a in accumulators if a in sides), None)
+            total = next((t for t in column_sums if t in sides), None)
+            if accumulator and total and sides == {accumulator, total}:
+                sums_of[target] = (accumulator, column_sums.pop(total))
+                continue
+        if target in accumulators and isinstance(value, ast.Name) and value.id in sums_of:
+            accumulator, x = sums_of.pop(value.id)
+            if accumulator != target:
+                raise NoTwin(f"a mix-order reduction adds {accumulator} into {target}")
+            cell = f"{_shared(accumulator)} + ({columns})"
+            out.append(ast.parse(f"tl.store({cell}, tl.load({cell}) + ({ast.unparse(x)}))").body[0])
+            continue
+        out.append(stmt)
+    if column_sums or sums_of or any(a in names_in(s) for s in out for a in accumulators):
+        raise NoTwin("a mix-order reduction's column sums are not `acc = acc + tl.sum(x, 0)`")
+    return out
+
+
+def _workspace_store(stmt: ast.stmt, accumulators: dict[str, str], columns: str) -> ast.stmt:
+    """`tl.store(ws_ptr + (tl.program_id(0) + k * tl.num_programs(0)) * n_cols + cols, acc, col_mask)` with the
+    program and the number of programs as names, and acc read from its shared memory."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) == "tl.store"):
+        raise NoTwin(f"a mix-order reduction with `{ast.unparse(stmt)[:60]}` after its loop")
+    text = ast.unparse(stmt).replace("tl.program_id(0)", "hv_program").replace("tl.num_programs(0)", "hv_programs")
+    node = ast.parse(text).body[0]
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call) and dotted(call.func) == "tl.store" and len(call.args) >= 2 \
+                and isinstance(call.args[1], ast.Name) and call.args[1].id in accumulators:
+            call.args[1] = ast.parse(f"tl.load({_shared(call.args[1].id)} + ({columns}))", mode="eval").body
+    if "tl.program_id" in ast.unparse(node) or "tl.num_programs" in ast.unparse(node):
+        raise NoTwin(f"a mix-order reduction's workspace store `{ast.unparse(stmt)[:60]}`")
+    return node
+
+
+def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
+    """A mix-order reduction: one thread block per program, which takes its RSPLIT_SIZE rows one after the other;
+    each row a persistent row reduction (the block's threads stride over the row), and each column's sum over the
+    program's rows kept in shared memory (a column belongs to one thread), stored to the workspace at the end."""
+    parts = _split_parts(facts, loop)
+    rows_per_step = facts.constexprs.get(loop.iter.args[2].id) if isinstance(loop.iter.args[2], ast.Name) else None
+    if rows_per_step != 1:
+        raise NoTwin(f"a mix-order reduction of {rows_per_step} rows a step (the twin takes one row a step)")
+    rnumel = facts.constexprs.get(parts.columns_block)
+    split = facts.constexprs.get(parts.split_block)
+    if not isinstance(rnumel, int) or not isinstance(split, int):
+        raise NoTwin("a mix-order reduction whose row length or split is not a number")
+    axes = Axes(program={0: parts.row}, reduction_base=parts.columns, reduction_block=parts.columns_block)
+    _, _, known = split_prologue(facts, Axes(offsets={parts.row_start: 0}))
+    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
+    out, signature, launcher_args = start_emitter(facts, shadowed)
+    shared = {_shared(a): dtype for a, dtype in parts.accumulators.items()}
+    out.facts = replace(facts, params=facts.params + tuple(shared), arg_dtypes={**facts.arg_dtypes, **shared},
+                        pointer_params=facts.pointer_params | set(shared))
+    for name, dtype in shared.items():
+        array = out.fresh("hv_" + name.removesuffix("_shared"))
+        out.taken.add(array)
+        out.emit(f"__shared__ {out.ctype(dtype)} {array}[{rnumel}];  // this program's sum of each column over its rows")
+        out.bind(name, Var(array, dtype, 1))
+    out.bind("hv_program", Var("static_cast<int32_t>(blockIdx.x)", "i32", 1))
+    out.bind("hv_programs", Var("static_cast<int32_t>(gridDim.x)", "i32", 1))
+    exprs = Expressions(out, axes)
+    lanes = Lanes.rows()
+    row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
+    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
+    reductions = RowReductions(out)
+    width = Value(str(rnumel), "i32")
+    for stmt in facts.body[:facts.body.index(loop)]:  # in the kernel's order: the rows, columns and sums are the CUDA's
+        if stmt is parts.split:
+            out.declare(parts.row_start, "i32", f"static_cast<int32_t>(blockIdx.x) * {split}")
+            out.declare(parts.split.targets[0].id, "i32", f"min({split}, {exprs(parts.split.value.args[1]).code})")
+        elif stmt in parts.row_level:
+            row_statements.statement(stmt)
+    out.emit("// each column's sum starts at zero")
+    cells = [ast.parse(f"tl.store({name} + ({parts.columns}), 0)").body[0] for name in shared]
+    _emit_persistent(out, cells, axes, exprs, row_statements, lane_statements, reductions, width, lanes)
+    out.emit(f"// the program's rows one after the other; its threads stride over each row's {rnumel} elements")
+    out.open(f"for (int32_t hv_i = 0; hv_i < {out.lookup(parts.split.targets[0].id).cname}; ++hv_i) {{")
+    out.declare(parts.row, "i32", f"{out.lookup(parts.row_start).cname} + hv_i")
+    _emit_persistent(out, parts.loop_body, axes, exprs, row_statements, lane_statements, reductions, width, lanes)
+    out.close()
+    out.emit("// each column's sum to the workspace")
+    _emit_persistent(out, parts.stores, axes, exprs, row_statements, lane_statements, reductions, width, lanes)
+    launch_lines = [
+        f"const int64_t hv_rows = {host_expr(facts.grid[0], known, facts.params)};",
+        f"const int64_t hv_programs = (hv_rows + {split - 1}) / {split};",
+        f"const int64_t hv_rnumel = int64_t({rnumel});",
+        "if (hv_programs <= 0) return;",
+        'TORCH_CHECK(hv_programs <= 2147483647, "more programs than one grid of 2^31 - 1 blocks covers: ", hv_programs);',
+    ]
+    notes = [f"a mix-order reduction: one thread block per program, over its {split} rows one after the other; "
+             "the block's threads stride over each row",
+             "each row's reductions combined by warp shuffles and shared memory; each column's sum over the program's rows "
+             "kept in shared memory by the thread it belongs to, then stored to the workspace"]
+    return finish(facts, out, signature, launcher_args, launch_lines, "static_cast<unsigned int>(hv_programs)",
+                  "hv::row_threads(hv_rnumel)", "reduction", notes)
+
