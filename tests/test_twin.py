@@ -532,6 +532,26 @@ def test_a_mix_order_reduction_takes_its_programs_rows_in_turn(encoder_backward_
 
 
 @needs_nvcc
+def test_a_foreach_kernel_takes_a_block_per_program_and_its_branch_picks_the_sub_kernel(tmp_path):
+    """A compiled AdamW step's foreach kernel (H200 capture: four sub-kernels in one launch, 8197 programs of 1024
+    elements): a thread block per Triton program, the program's `if pid < num_xblocks_k` branch picks the sub-kernel,
+    and the block's 256 threads stride over the program's 1024 elements."""
+    source = tmp_path / "adamw_step"
+    shutil.copytree(CUDA_FIXTURES / "recorded/adamw_step", source)
+    done = harvest("extract", str(source), "-o", str(tmp_path / "out"), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    twin = twin_of(tmp_path / "out", "g0_inference/foreach_kernel_1.py")
+    assert "const int32_t pid = static_cast<int32_t>(blockIdx.x);" in twin.cuda
+    assert "const int32_t num_xblocks_1 = (num_xblocks_0 + ((4096 + 1024 - 1) / 1024));" in twin.cuda  # tl.cdiv
+    assert "if ((pid < num_xblocks_0)) {" in twin.cuda and twin.cuda.count("} else if ((pid < num_xblocks_") == 3
+    assert twin.cuda.count("for (int32_t hv_e = static_cast<int32_t>(threadIdx.x); hv_e < 1024; hv_e += blockDim.x) {") == 4
+    assert "const int32_t rows = row_start + hv_e;" in twin.cuda
+    assert "int64_t(8197)" in twin.launcher and "<<<static_cast<unsigned int>(hv_programs), 256," in twin.launcher
+    assert "4 sub-kernels in one launch" in twin.cuda
+    ptx_of(twin.cuda, tmp_path)  # compiles
+
+
+@needs_nvcc
 def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_own_index(tmp_path, encoder_backward_h200):
     """transformer_encoder's select_backward_add reads three tensors and writes one, all permuted, none at the
     element's own index. Each element takes its value from the group's vector and the store fills the group's vector

@@ -23,6 +23,7 @@ import ast
 
 from harvest.twin.body import find_axes, program_numels
 from harvest.twin.facts import ModuleFacts, NoTwin, TwinSource, read_module
+from harvest.twin.foreach import foreach_branches, translate_foreach
 from harvest.twin.pointwise import translate_pointwise
 from harvest.twin.reduction import split_rows_loop, translate_reduction, translate_split_rows
 
@@ -31,6 +32,9 @@ __all__ = ["NoTwin", "TwinSource", "read_module", "translate"]
 
 def translate(facts: ModuleFacts) -> TwinSource:
     """The CUDA twin of a kernel, or NoTwin with the reason."""
+    foreach = foreach_branches(facts)
+    if foreach is not None:
+        return translate_foreach(facts, *foreach)
     split = split_rows_loop(facts)
     if split is not None:
         return translate_split_rows(facts, split)

@@ -28,7 +28,6 @@ from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 # Kinds whose kernels get no CUDA twin, and why: a matmul template's counterpart is cuBLAS (its eager reference).
 NO_TWIN_KINDS = {
     "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
-    "foreach": "foreach (several sub-kernels in one launch; each sub-kernel is a pointwise kernel)",
     "split_scan": "split_scan (its programs pass carries through a workspace with a decoupled look-back)",
     "cooperative_reduction": "cooperative_reduction (its programs meet at a grid barrier in one cooperative launch)",
     "user": "user (a user-written kernel: twins are written from Inductor's kernels and the graph ops they fuse)",

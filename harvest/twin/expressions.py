@@ -157,6 +157,13 @@ class Expressions:
             return Value(f"({self.out.cast(cond, 'i1')} ? {self.out.cast(a, dtype)} : {self.out.cast(b, dtype)})", dtype)
         if name == "tl.load":
             return self.load(node)
+        if name == "tl.cdiv":  # integers: the number of blocks of b that cover a
+            a, b = self(args[0]), self(args[1])
+            dtype = promote(a.dtype, b.dtype)
+            if dtype not in ("i32", "i64", "int"):
+                raise NoTwin("tl.cdiv() of floats")
+            x, y = self.out.cast(a, dtype), self.out.cast(b, dtype)
+            return Value(f"(({x} + {y} - 1) / {y})", dtype)
         if name in ("triton_helpers.maximum", "triton_helpers.minimum", "tl.maximum", "tl.minimum"):
             a, b = self(args[0]), self(args[1])
             dtype = promote(a.dtype, b.dtype)
