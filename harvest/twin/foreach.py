@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from harvest.syntax import dotted
-from harvest.twin.body import Axes, defines, finish, host_expr, split_prologue, start_emitter
+from harvest.twin.body import Axes, finish, host_expr, split_prologue, start_emitter
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.facts import ModuleFacts, NoTwin, TwinSource
 
