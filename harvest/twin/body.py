@@ -32,7 +32,7 @@ def find_axes(facts: ModuleFacts) -> Axes:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             continue
         name, value = stmt.targets[0].id, stmt.value
-        axis = _program_offset(value)
+        axis = program_offset(value)
         if axis is not None:
             axes.offsets[name] = axis
             if isinstance(value.right, ast.Name):
@@ -40,10 +40,10 @@ def find_axes(facts: ModuleFacts) -> Axes:
             continue
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
             left, right = value.left, value.right
-            if isinstance(left, ast.Name) and left.id in axes.offsets and _arange_block(right):
+            if isinstance(left, ast.Name) and left.id in axes.offsets and arange_block(right):
                 axes.program[axes.offsets[left.id]] = name
                 continue
-        block = _arange_block(value)
+        block = arange_block(value)
         if block is not None:
             if axes.reduction_base is not None:
                 raise NoTwin("more than one reduction axis")
@@ -74,7 +74,7 @@ def program_numels(facts: ModuleFacts, axes: Axes) -> ModuleFacts:
     return replace(facts, grid=tuple(grid))
 
 
-def _program_offset(value: ast.expr) -> int | None:
+def program_offset(value: ast.expr) -> int | None:
     """`tl.program_id(k) * BLOCK` (optionally `.to(tl.int64)`) -> k."""
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
         call = value.left
@@ -89,7 +89,7 @@ def _inside_offset(stmt: ast.stmt, axes: Axes) -> bool:
     return (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in axes.offsets)
 
 
-def _arange_block(value: ast.expr) -> str | None:
+def arange_block(value: ast.expr) -> str | None:
     """`tl.arange(0, B)[...]` -> B."""
     while isinstance(value, ast.Subscript):
         value = value.value
@@ -170,8 +170,10 @@ def host_expr(node: ast.expr, known: dict[str, int], params: tuple[str, ...]) ->
     raise NoTwin(f"launch size {ast.unparse(node)!r} is not an integer expression of the launch arguments")
 
 
-def start_emitter(facts: ModuleFacts, shadowed: set[str]) -> tuple[Emitter, list[str], list[str]]:
-    """An emitter with the kernel parameters bound, the parameter list and the launcher's arguments."""
+def start_emitter(facts: ModuleFacts) -> tuple[Emitter, list[str], list[str]]:
+    """An emitter with the kernel parameters bound, the parameter list and the launcher's arguments (a parameter the
+    body assigns to gets another C++ name)."""
+    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
     out = Emitter(facts)
     out.mutable = {name for name, count in _assigned_names(facts.body).items() if count > 1}
     signature, launcher_args = [], []

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from harvest.syntax import dotted
-from harvest.twin.body import Axes, finish, host_expr, split_prologue, start_emitter
+from harvest.twin.body import Axes, arange_block, finish, host_expr, split_prologue, start_emitter
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.facts import ModuleFacts, NoTwin, TwinSource
 
@@ -30,8 +29,7 @@ def foreach_branches(facts: ModuleFacts) -> tuple[str, list[ast.stmt], ast.If] |
 
 
 def translate_foreach(facts: ModuleFacts, program: str, before: list[ast.stmt], chain: ast.If) -> TwinSource:
-    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
-    out, signature, launcher_args = start_emitter(facts, shadowed)
+    out, signature, launcher_args = start_emitter(facts)
     exprs = Expressions(out, Axes())
     statements = Statements(out, exprs)
     out.declare(program, "i32", "static_cast<int32_t>(blockIdx.x)")
@@ -97,9 +95,5 @@ def _element_index(stmt: ast.stmt) -> tuple[str, str, str] | None:
     value = stmt.value
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Name)):
         return None
-    arange = value.right
-    while isinstance(arange, ast.Subscript):
-        arange = arange.value
-    if isinstance(arange, ast.Call) and dotted(arange.func) == "tl.arange" and len(arange.args) == 2:
-        return stmt.targets[0].id, value.left.id, ast.unparse(arange.args[1])
-    return None
+    block = arange_block(value.right)
+    return (stmt.targets[0].id, value.left.id, block) if block is not None else None

@@ -323,8 +323,7 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
     if set(axes.program) - {0, 1} or len(axes.program) != len([g for g in facts.grid if g is not None]):
         raise NoTwin("program axes do not match the launch grid")
     prologue, body, known = split_prologue(facts, axes)
-    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
-    out, signature, launcher_args = start_emitter(facts, shadowed)
+    out, signature, launcher_args = start_emitter(facts)
     exprs = Expressions(out, axes)
     statements = Statements(out, exprs)
     for stmt in prologue:

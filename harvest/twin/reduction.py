@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import (
     Axes,
+    arange_block,
     defines,
     finish,
     flatten_loops,
@@ -17,6 +18,7 @@ from harvest.twin.body import (
     mask_of,
     names_in,
     offset_at,
+    program_offset,
     size_stand_ins,
     split_prologue,
     start_emitter,
@@ -202,8 +204,7 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
 
 def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSource:
     prologue, body, known = split_prologue(facts, axes)
-    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
-    out, signature, launcher_args = start_emitter(facts, shadowed)
+    out, signature, launcher_args = start_emitter(facts)
     exprs = Expressions(out, axes)
     for stmt in prologue:
         Statements(out, exprs).statement(stmt)
@@ -822,11 +823,11 @@ def _split_parts(facts: ModuleFacts, loop: ast.For) -> SplitRows:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             raise NoTwin(f"a mix-order reduction with `{ast.unparse(stmt)[:60]}` before its loop")
         name, value = stmt.targets[0].id, stmt.value
-        arange = _arange_of(value)
-        if _program_times(value):
+        arange = arange_block(value)
+        if program_offset(value) == 0 and isinstance(value.right, ast.Name):
             found["row_start"], found["split_block"] = name, value.right.id
         elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and isinstance(value.left, ast.Name) \
-                and value.left.id == found.get("row_start") and _arange_of(value.right):
+                and value.left.id == found.get("row_start") and arange_block(value.right):
             found["rows"] = name
         elif arange is not None:
             found["columns"], found["columns_block"] = name, arange
@@ -851,20 +852,6 @@ def _split_parts(facts: ModuleFacts, loop: ast.For) -> SplitRows:
     stores = [_workspace_store(s, found["accumulators"], columns) for s in after]
     return SplitRows(found["row_start"], found["split_block"], rows, columns, found["columns_block"], found["split"],
                      found["accumulators"], row, body, stores, found["row_level"])
-
-
-def _program_times(value: ast.expr) -> bool:
-    """`tl.program_id(0) * NAME`."""
-    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) and isinstance(value.left, ast.Call) \
-        and ast.unparse(value.left) == "tl.program_id(0)" and isinstance(value.right, ast.Name)
-
-
-def _arange_of(value: ast.expr) -> str | None:
-    while isinstance(value, ast.Subscript):
-        value = value.value
-    if isinstance(value, ast.Call) and dotted(value.func) == "tl.arange" and len(value.args) == 2 and isinstance(value.args[1], ast.Name):
-        return value.args[1].id
-    return None
 
 
 def _zeros_dtype(value: ast.expr) -> str | None:
@@ -939,14 +926,13 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
     rows_per_step = facts.constexprs.get(loop.iter.args[2].id) if isinstance(loop.iter.args[2], ast.Name) else None
     if rows_per_step != 1:
         raise NoTwin(f"a mix-order reduction of {rows_per_step} rows a step (the twin takes one row a step)")
-    rnumel = facts.constexprs.get(parts.columns_block)
+    rnumel = int(parts.columns_block) if parts.columns_block.isdigit() else facts.constexprs.get(parts.columns_block)
     split = facts.constexprs.get(parts.split_block)
     if not isinstance(rnumel, int) or not isinstance(split, int):
         raise NoTwin("a mix-order reduction whose row length or split is not a number")
     axes = Axes(program={0: parts.row}, reduction_base=parts.columns, reduction_block=parts.columns_block)
     _, _, known = split_prologue(facts, Axes(offsets={parts.row_start: 0}))
-    shadowed = {s.targets[0].id for s in facts.body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)} & set(facts.params)
-    out, signature, launcher_args = start_emitter(facts, shadowed)
+    out, signature, launcher_args = start_emitter(facts)
     shared = {_shared(a): dtype for a, dtype in parts.accumulators.items()}
     out.facts = replace(facts, params=facts.params + tuple(shared), arg_dtypes={**facts.arg_dtypes, **shared},
                         pointer_params=facts.pointer_params | set(shared))
