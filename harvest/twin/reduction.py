@@ -934,6 +934,8 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
     _, _, known = split_prologue(facts, Axes(offsets={parts.row_start: 0}))
     out, signature, launcher_args = start_emitter(facts)
     shared = {_shared(a): dtype for a, dtype in parts.accumulators.items()}
+    # the shared-memory arrays read and written as pointers of the body (tl.load / tl.store): the emitter's facts
+    # know them; the signature and launcher, made above and by finish() from `facts`, do not
     out.facts = replace(facts, params=facts.params + tuple(shared), arg_dtypes={**facts.arg_dtypes, **shared},
                         pointer_params=facts.pointer_params | set(shared))
     for name, dtype in shared.items():
