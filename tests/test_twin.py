@@ -451,6 +451,25 @@ def test_a_one_pass_looped_reduction_loads_four_chunks_before_it_uses_any(gpt2_h
 
 
 @needs_nvcc
+def test_a_warp_per_row_reduction_gives_a_lane_four_neighbouring_values_through_16_byte_accesses(gpt2_h200, tmp_path):
+    """gpt2's attention softmax (rows of 256, one warp each): a lane takes 4 neighbouring values of each 128, as
+    Triton's layout does, and reads the scores (fp32, along the row) and the shared int64 positions with 16-byte
+    loads, writes the probabilities with 16-byte stores once a group's last value is in, and keeps its values in
+    registers between the passes. The width comes from the fp32 accesses that move with the row, not from the
+    1-byte dropout mask, which is stored a value at a time."""
+    twin = twin_of(gpt2_h200, "g0_forward/softmax_kernel.py")
+    assert "const int32_t hv_r = (hv_k / 4) * 128 + 4 * hv_lane + hv_e;" in twin.cuda
+    assert "if (hv_fast_bmm_ptr) hv::load_vector(bmm_ptr + (cols + (256 * rows)), bmm_ptr_group);" in twin.cuda
+    assert "const float bmm = (hv_fast_bmm_ptr ? bmm_ptr_group[hv_e] : bmm_ptr[(cols + (256 * rows))]);" in twin.cuda
+    assert "if (hv_fast_a_ptr) hv::load_vector(a_ptr + cols, a_ptr_group);" in twin.cuda  # 2 x 16 bytes of int64
+    assert "if (hv_e == 3 && hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
+    assert "gt_ptr[(cols + (256 * rows))] = gt;" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4.u32") == 2  # the row's 256 fp32 scores: 2 groups of 4 a lane
+    assert ptx.count("st.global.v4") == 2
+
+
+@needs_nvcc
 def test_a_2d_pointwise_kernel_that_transposes_goes_through_a_shared_memory_tile(gpt2_h200, tmp_path):
     """addmm_cat reads mm and stores out along y (the channels) but stores out_1 along x (the sequence): a block
     takes a 32 x 32 tile, its warps run along y while computing, and out_1's values are stored from shared memory
@@ -509,22 +528,31 @@ def encoder_backward_h200(tmp_path_factory) -> Path:
 @needs_nvcc
 def test_a_mix_order_reduction_takes_its_programs_rows_in_turn(encoder_backward_h200, tmp_path):
     """Inductor's mix-order layer-norm backward splits the rows over programs (16 each) and writes each program's
-    column sums to its rows of a workspace. The twin: a block per program, the program's rows one after the other
-    (each a persistent row reduction: its two sums through block_reduce), each column's sum in shared memory kept by
-    the thread the column belongs to (no barrier needed for it), then stored to the workspace rows Triton writes."""
+    column sums to its rows of a workspace. The twin: a block of 4 warps per program, warp w taking the program's
+    rows w, w + 4, ... (each a warp-per-row persistent reduction: its two sums through warp_reduce, a lane's 4
+    neighbouring values through one 16-byte access), each column's sum in the warp's own shared-memory row kept by
+    the lane the column belongs to (no barrier until the warps' rows are added), then stored to the workspace rows
+    Triton writes."""
     twin = twin_of(encoder_backward_h200, "g0_backward/layer_norm_bwd_kernel.py")
-    assert "__shared__ float hv_accum0[1024];" in twin.cuda and "__shared__ float hv_accum1[1024];" in twin.cuda
+    assert "__shared__ float hv_accum0[4][1024];" in twin.cuda and "__shared__ float hv_accum1[4][1024];" in twin.cuda
     assert "const int32_t row_start = static_cast<int32_t>(blockIdx.x) * 16;" in twin.cuda
     assert "const int32_t split_size = min(16, (n_rows - row_start));" in twin.cuda
-    assert "for (int32_t hv_i = 0; hv_i < split_size; ++hv_i) {" in twin.cuda
+    assert "for (int32_t hv_i = hv_warp; hv_i < split_size; hv_i += 4) {" in twin.cuda
     assert "const int32_t rows_1 = row_start + hv_i;" in twin.cuda
-    assert "hv_accum0[cols] = 0.0f;" in twin.cuda  # each column's sum starts at zero
-    assert "hv_accum0[cols] = (hv_accum0[cols] + mul_6);" in twin.cuda and "hv_accum1[cols] = (hv_accum1[cols] + grad);" in twin.cuda
-    workspace = "ws_ptr[(((static_cast<int32_t>(blockIdx.x) + ({} * static_cast<int32_t>(gridDim.x))) * n_cols) + cols)] = hv_accum{}[cols];"
+    assert "const int32_t hv_r = (hv_k / 4) * 128 + 4 * hv_lane + hv_e;" in twin.cuda
+    # a lane's 4 neighbouring columns keep their sums 256 apart: a warp's lanes touch 32 banks, not 8
+    cell = "(((cols % 4) * 256) + (cols / 4))"
+    assert f"hv_accum0[hv_warp][{cell}] = 0.0f;" in twin.cuda  # each column's sum starts at zero
+    assert f"hv_accum0[hv_warp][{cell}] = (hv_accum0[hv_warp][{cell}] + mul_6);" in twin.cuda
+    assert f"hv_accum1[hv_warp][{cell}] = (hv_accum1[hv_warp][{cell}] + grad);" in twin.cuda
+    assert "hv_accum0[0][hv_c] += hv_accum0[hv_w][hv_c];" in twin.cuda  # the warps' sums, in warp order
+    workspace = "ws_ptr[(((static_cast<int32_t>(blockIdx.x) + ({} * static_cast<int32_t>(gridDim.x))) * n_cols) + cols)] = hv_accum{}[0][" + cell + "];"
     assert workspace.format(0, 0) in twin.cuda and workspace.format(1, 1) in twin.cuda
-    assert twin.cuda.count("= hv::block_reduce(") == 2
+    assert twin.cuda.count("= hv::warp_reduce(") == 2 and "block_reduce" not in twin.cuda
+    assert "hv::load_vector(grad_ptr + (cols + (1024 * rows_1)), grad_ptr_group);" in twin.cuda
+    assert "if (hv_e == 3 && hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
     assert "const int64_t hv_programs = (hv_rows + 15) / 16;" in twin.launcher
-    assert "<<<static_cast<unsigned int>(hv_programs), hv::row_threads(hv_rnumel)," in twin.launcher
+    assert "<<<static_cast<unsigned int>(hv_programs), 32 * hv::WARP_ROWS_PER_BLOCK," in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
     assert "st.shared.f32" in ptx and "ld.shared.f32" in ptx and "bar.sync" in ptx
     # the program is read as a number a thread block stands for, never as tl.program_id: it is gone from the .cu

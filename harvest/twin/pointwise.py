@@ -44,7 +44,7 @@ def _full_true(value: ast.expr) -> bool:
             and isinstance(value.args[1], ast.Constant) and value.args[1].value is True)
 
 
-def _axis_masks(body: list[ast.stmt], index_names: set[str]) -> set[str]:
+def axis_masks(body: list[ast.stmt], index_names: set[str]) -> set[str]:
     masks = set()
     for stmt in body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
@@ -78,19 +78,20 @@ def _contiguous_accesses(body: list[ast.stmt], index_names: set[str], masks: set
     return found
 
 
-def _grouped_accesses(body: list[ast.stmt], index: str, masks: set[str], facts: ModuleFacts, taken: list,
-                      smallest: int) -> tuple[list[tuple[str, ast.Call, str]], int]:
+def grouped_accesses(body: list[ast.stmt], index: str, masks: set[str], facts: ModuleFacts, taken: list,
+                     smallest: int, stand_ins: dict[str, int] | None = None) -> tuple[list[tuple[str, ast.Call, str]], int]:
     """Loads and stores not at the element's own index but contiguous within each aligned group of `elements`
     neighbouring elements (a permuted copy: `col + 64*mid + 512*mid_1` of col = offsets % 64), with no mask but the
     axis mask: ("load"/"store", call, pointer), and `elements`. Within a group the address moves with the index when
     every // and % on the way divides by a multiple of `elements` (then each term is constant or the index's offset
-    in the group), and one step of the index moves it by one element."""
+    in the group), and one step of the index moves it by one element. `stand_ins`: values for the names the body
+    uses but does not compute, besides the sizes (a reduction's row)."""
     names = aliases(body, index)
     taken_calls = {id(call) for _, call, _ in taken}
-    sizes = size_stand_ins(facts)
+    sizes = {**size_stand_ins(facts), **(stand_ins or {})}
     candidates = []
     for stmt in body:
-        call = _access_call(stmt)
+        call = access_call(stmt)
         if not isinstance(call, ast.Call) or dotted(call.func) not in ("tl.load", "tl.store") or id(call) in taken_calls:
             continue
         kind = "load" if dotted(call.func) == "tl.load" else "store"
@@ -116,7 +117,7 @@ def _grouped_accesses(body: list[ast.stmt], index: str, masks: set[str], facts: 
     return [(kind, call, pointer) for kind, call, pointer, _, _ in candidates], elements
 
 
-def _access_call(stmt: ast.stmt) -> ast.expr | None:
+def access_call(stmt: ast.stmt) -> ast.expr | None:
     """The value of an assignment or expression statement, `tl.load(...)` of `tl.load(...).to(tl.int1)`."""
     call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
     while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to" \
@@ -144,7 +145,7 @@ def _moves_in_groups(offset: ast.expr, closure: list[ast.stmt], index: set[str],
     return None not in (first, second, last) and second - first == 1 and last - first == elements - 1
 
 
-def _declare_grouped(out, facts: ModuleFacts, grouped: list[tuple[str, ast.Call, str]], elements: int) -> dict:
+def declare_grouped(out, facts: ModuleFacts, grouped: list[tuple[str, ast.Call, str]], elements: int) -> dict:
     """Before the fast path's loop, for each grouped access: its vector, its flag (the group's address aligned),
     and for a store where the vector goes. -> {id(statement's call): (kind, call, pointer, flag, array, where)}."""
     found = {}
@@ -163,8 +164,8 @@ def _declare_grouped(out, facts: ModuleFacts, grouped: list[tuple[str, ast.Call,
     return found
 
 
-def _emit_grouped(out, axes: Axes, statements: Statements, special: dict, stmt: ast.stmt, kind: str, call: ast.Call,
-                  pointer: str, flag: str, array: str, at: str) -> None:
+def emit_grouped(out, axes: Axes, statements: Statements, special: dict, stmt: ast.stmt, kind: str, call: ast.Call,
+                 pointer: str, flag: str, array: str, at: str) -> None:
     """A grouped access in the fast path's loop: at the group's first element its address decides (aligned: one
     vector load now, or one vector store after the loop); each element then uses the vector, or goes alone."""
     pointer_code, offset = statements.x.address(call.args[0])
@@ -177,6 +178,7 @@ def _emit_grouped(out, axes: Axes, statements: Statements, special: dict, stmt: 
         scalar = Expressions(out, axes).load(call)
         special[key] = Value(f"({flag} ? {array}[hv_e] : {scalar.code})", scalar.dtype)
         statements.statement(stmt)
+        del special[key]  # (a reduction emits the statement again in a later pass, with its own vector)
     else:
         out.emit(f"{at} = {pointer_code} + {offset.code};")
         out.emit(f"{flag} = hv::aligned16({at});")
@@ -366,10 +368,10 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
     if len(axes.program) == 1:
         (only,) = axes.program.values()
         names = aliases(body, only)
-        masks = _axis_masks(body, names)
+        masks = axis_masks(body, names)
         contiguous = _contiguous_accesses(body, names, masks, facts)
         smallest = min((CTYPES[facts.arg_dtypes[p]][1] for _, _, p in contiguous), default=16)
-        grouped, _ = _grouped_accesses(body, only, masks, facts, contiguous, smallest)
+        grouped, _ = grouped_accesses(body, only, masks, facts, contiguous, smallest)
     if not contiguous and not grouped:
         elements = 1
         out.emit("const int64_t hv_linear = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;")
@@ -404,18 +406,18 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
                 out.emit(f"{ctype} {array}[{elements}];")
                 special[f"hv_vector_store:{ast.unparse(call)}"] = Value(f"{array}[hv_e]", dtype)
                 stores.append((pointer, array))
-        regrouped = _declare_grouped(out, facts, grouped, elements)
+        regrouped = declare_grouped(out, facts, grouped, elements)
         out.emit("#pragma unroll")
         out.open(f"for (int hv_e = 0; hv_e < {elements}; ++hv_e) {{")
         bind_indices("hv_base + hv_e")
         vector_exprs = Expressions(out, axes, special)
         vector_statements = Statements(out, vector_exprs)
         for stmt in body:
-            access = regrouped.get(id(_access_call(stmt)))
+            access = regrouped.get(id(access_call(stmt)))
             if access is None:
                 vector_statements.statement(stmt)
             else:
-                _emit_grouped(out, axes, vector_statements, special, stmt, *access)
+                emit_grouped(out, axes, vector_statements, special, stmt, *access)
         out.close()
         for pointer, array in stores:
             out.emit(f"hv::store_vector({out.lookup(pointer).cname} + hv_base, {array});")

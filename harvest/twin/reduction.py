@@ -28,7 +28,7 @@ from harvest.twin.body import (
 from harvest.twin.cpp import Emitter, Value, Var, literal
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.facts import CTYPES, FLOATS, ModuleFacts, NoTwin, TwinSource
-from harvest.twin.pointwise import aliases
+from harvest.twin.pointwise import access_call, aliases, axis_masks, declare_grouped, emit_grouped, grouped_accesses
 
 # Reductions over the row: name -> (combine functor, identity kind)
 REDUCTIONS = {
@@ -250,7 +250,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     if looped:
         step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
     else:
-        kept = Kept(int(rnumel.code), _stored_pointers(facts)) if warps else None
+        kept = Kept(int(rnumel.code), _stored_pointers(facts), *_lane_groups(body, axes, facts, row_name, int(rnumel.code))) if warps else None
         _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
     out.close()
     launch_lines = [
@@ -285,6 +285,7 @@ KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between pas
 PREFETCH_REGISTERS = 48  # ... of them, with loads a later pass needs loaded early (fewer: more warps resident)
 LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent chains of loads and combine steps
 MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously with one load: vectors a thread loads a step
+SPLIT_SHARED_BYTES = 32 * 1024  # a mix-order reduction's column sums, one row of them per warp, at most this much shared memory
 
 
 class Lanes:
@@ -316,10 +317,14 @@ class Kept:
     a loaded (or randomly drawn) value, `per_lane` of them, in an array the fully unrolled passes index by hv_k.
     A load from memory the kernel also stores to is not kept (a later pass must read what was stored)."""
 
-    def __init__(self, rnumel: int, stored: set[str]):
+    def __init__(self, rnumel: int, stored: set[str], grouped: list[tuple[str, ast.Call, str]] = (), width: int = 1):
         self.per_lane = -(-rnumel // 32)
         self.stored = stored
         self.arrays: dict[str, tuple[str, str]] = {}  # Triton name -> (C++ array, dtype)
+        # a lane's values in groups of `width` neighbours (lane l: width * l + 0..width-1 of each 32 * width), so that
+        # the `grouped` accesses (contiguous in each group) go through 16-byte vectors where aligned; 1: lanes stride
+        self.width = width
+        self.grouped = {id(call): (kind, call, pointer) for kind, call, pointer in grouped}
 
     def worth_keeping(self, stmt: ast.stmt) -> str | None:
         """The name `stmt` defines, when its value is worth keeping and a lane has the registers for it."""
@@ -336,6 +341,32 @@ class Kept:
         return None
 
 
+def _lane_groups(body: list[ast.stmt], axes: Axes, facts: ModuleFacts, row_name: str, rnumel: int) -> tuple[list, int]:
+    """A warp-per-row reduction's loads and stores that are contiguous along the row in groups of the elements one
+    16-byte access holds, and that many: ([], 1) unless every lane's values and the row split into whole groups (a
+    group's first element in the row: all of it is). The width is set by the widest type of the accesses that move
+    with the row (fp32 over a bool mask, over an int64 vector the rows share): a lane then takes 4 fp32 values, as
+    Triton's layout does; narrower types than that stay scalar."""
+    body = [s for s in body if defines(s) != {axes.reduction_base}]
+    masks = axis_masks(body, aliases(body, axes.reduction_base))
+    grouped, _ = grouped_accesses(body, axes.reduction_base, masks, facts, [], 16, {row_name: 5})
+    sizes = size_stand_ins(facts)
+
+    def size(access: tuple[str, ast.Call, str]) -> int:
+        return CTYPES[facts.arg_dtypes[access[2]]][1]
+
+    def moves_with_row(access: tuple[str, ast.Call, str]) -> bool:
+        at = [offset_at(body, access[1].args[0], {**sizes, row_name: row, axes.reduction_base: 3}) for row in (5, 6)]
+        return None in at or at[0] != at[1]
+
+    widest = max((size(g) for g in grouped if moves_with_row(g)), default=max(map(size, grouped), default=16))
+    width = 16 // widest  # (groups that move in step within 16 // smallest elements do within this many too)
+    grouped = [g for g in grouped if size(g) >= widest]
+    if not grouped or width <= 1 or -(-rnumel // 32) % width or rnumel % width:
+        return [], 1
+    return grouped, width
+
+
 def _stored_pointers(facts: ModuleFacts) -> set[str]:
     stores = [n for n in ast.walk(ast.Module(body=facts.body, type_ignores=[])) if isinstance(n, ast.Call)
               and dotted(n.func) in ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")]
@@ -344,7 +375,8 @@ def _stored_pointers(facts: ModuleFacts) -> set[str]:
 
 def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> bool:
     """True when the kernel's loads walk memory along its rows, not along the reduced dimension: one row step moves
-    the address by 1 element and one reduction step by more (a bias gradient summing over a batch)."""
+    the address by 1 element and one reduction step by more (a bias gradient summing over a batch). Only the loads
+    that move with both vote: one the same for every row reads at one address per warp either way."""
     votes = []
     sizes = size_stand_ins(facts)
     for call in (n for s in body for n in ast.walk(s) if isinstance(n, ast.Call) and dotted(n.func) == "tl.load"):
@@ -354,6 +386,8 @@ def _reduces_columns(body: list[ast.stmt], axes: Axes, row_name: str, facts: Mod
         base, next_row, next_lane = offsets
         if next_lane == base:
             continue  # a broadcast value or one per row (loaded once, outside the reduction's loop): no vote
+        if next_row == base:
+            continue  # the same for every row (a weight along the reduced dimension): either way a warp reads it at once
         votes.append(abs(next_row - base) == 1 and abs(next_lane - base) > 1)
     return bool(votes) and sum(votes) * 2 > len(votes)
 
@@ -696,9 +730,15 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
             out.emit(f"const int32_t hv_r = hv_r0 + {lanes.lane};")
         else:  # a fixed number of steps, unrolled: the kept arrays are registers
             start, indent = len(out.lines), out.indent
+            calls = {id(n) for s in statements_needed if not defines(s) & set(kept.arrays) for n in ast.walk(s)}
+            groups.update(declare_grouped(out, out.facts, [g for i, g in kept.grouped.items() if i in calls], kept.width))
             out.emit("#pragma unroll")
             out.open(f"for (int32_t hv_k = 0; hv_k < {kept.per_lane}; ++hv_k) {{")
-            out.emit(f"const int32_t hv_r = hv_k * 32 + {lanes.lane};")
+            if kept.width == 1:
+                out.emit(f"const int32_t hv_r = hv_k * 32 + {lanes.lane};")
+            else:
+                out.emit(f"const int32_t hv_e = hv_k % {kept.width};  // the lane's {kept.width} neighbouring values: one 16-byte access")
+                out.emit(f"const int32_t hv_r = (hv_k / {kept.width}) * {32 * kept.width} + {kept.width} * {lanes.lane} + hv_e;")
         out.open(f"if (hv_r < {rnumel.code}) {{")
         out.declare(axes.reduction_base, "i32", "hv_r")
         for stmt in statements_needed:
@@ -707,7 +747,11 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
                 array, dtype = kept.arrays[name]
                 out.declare(name, dtype, f"{array}[hv_k]")
                 continue
-            lane_statements.statement(stmt)
+            access = groups.get(id(access_call(stmt)))
+            if access is not None:
+                emit_grouped(out, axes, lane_statements, exprs.special, stmt, *access)
+            else:
+                lane_statements.statement(stmt)
             name = kept.worth_keeping(stmt) if kept is not None else None
             var = out.lookup(name) if name is not None and name not in out.mutable else None
             if var is not None:
@@ -718,9 +762,14 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
                 kept.arrays[name] = (array, var.dtype)
 
     def close_pass() -> None:
+        for kind, _, _, flag, array, at in groups.values():
+            if kind == "store":  # the group's last value written: its vector goes out
+                out.emit(f"if (hv_e == {kept.width - 1} && {flag}) hv::store_vector({at}, {array});")
+        groups.clear()
         out.close()
         out.close()
 
+    groups: dict = {}  # this pass's grouped accesses (declare_grouped)
     for position, stmt in enumerate(body):
         if defines(stmt) == {axes.reduction_base}:
             continue
@@ -813,9 +862,11 @@ class SplitRows:
     loop_body: list[ast.stmt]  # one row's statements, the column accumulations as stores to shared memory
     stores: list[ast.stmt]  # after the loop: the workspace stores, of shared memory
     row_level: list[ast.stmt]  # before the loop, statements of neither the rows nor the columns (col_mask ...)
+    cell: str  # a column's place in the shared-memory row of its sums
 
 
-def _split_parts(facts: ModuleFacts, loop: ast.For) -> SplitRows:
+def _split_parts(facts: ModuleFacts, loop: ast.For, cell: str = "{columns}") -> SplitRows:
+    """`cell`: where in its shared-memory row a column's sum is, of the columns' name (`{columns}`)."""
     position = facts.body.index(loop)
     before, after = list(facts.body[:position]), list(facts.body[position + 1:])
     found: dict[str, object] = {"accumulators": {}, "row_level": []}
@@ -846,12 +897,13 @@ def _split_parts(facts: ModuleFacts, loop: ast.For) -> SplitRows:
             and isinstance(head[1], ast.AugAssign) and ast.unparse(head[1].target) == rows):
         raise NoTwin("a mix-order reduction whose loop does not start `rows_1 = rows; rows += BLOCK_ROWS`")
     row = head[0].targets[0].id
-    body = _accumulations_to_stores(loop.body[2:], found["accumulators"], columns)
+    index = cell.format(columns=columns)
+    body = _accumulations_to_stores(loop.body[2:], found["accumulators"], index)
     if any(rows in names_in(s) for s in body):
         raise NoTwin("a mix-order reduction that reads its stepped rows in the loop")
-    stores = [_workspace_store(s, found["accumulators"], columns) for s in after]
+    stores = [_workspace_store(s, found["accumulators"], index) for s in after]
     return SplitRows(found["row_start"], found["split_block"], rows, columns, found["columns_block"], found["split"],
-                     found["accumulators"], row, body, stores, found["row_level"])
+                     found["accumulators"], row, body, stores, found["row_level"], index)
 
 
 def _zeros_dtype(value: ast.expr) -> str | None:
@@ -869,9 +921,9 @@ def _shared(accumulator: str) -> str:
     return f"{accumulator}_shared"
 
 
-def _accumulations_to_stores(body: list[ast.stmt], accumulators: dict[str, str], columns: str) -> list[ast.stmt]:
+def _accumulations_to_stores(body: list[ast.stmt], accumulators: dict[str, str], cell: str) -> list[ast.stmt]:
     """`total = tl.sum(x, 0)`, `add = acc + total`, `acc = add` (one row a step: the sum over it is x itself) become
-    `tl.store(acc_shared + (cols), tl.load(acc_shared + (cols)) + x)`: each column's partial sum, in shared memory."""
+    `tl.store(acc_shared + (cell), tl.load(acc_shared + (cell)) + x)`: each column's partial sum, in shared memory."""
     column_sums: dict[str, ast.expr] = {}  # `total` -> x
     sums_of: dict[str, tuple[str, ast.expr]] = {}  # `add` -> (acc, x)
     out: list[ast.stmt] = []
@@ -893,8 +945,8 @@ def _accumulations_to_stores(body: list[ast.stmt], accumulators: dict[str, str],
             accumulator, x = sums_of.pop(value.id)
             if accumulator != target:
                 raise NoTwin(f"a mix-order reduction adds {accumulator} into {target}")
-            cell = f"{_shared(accumulator)} + ({columns})"
-            out.append(ast.parse(f"tl.store({cell}, tl.load({cell}) + ({ast.unparse(x)}))").body[0])
+            address = f"{_shared(accumulator)} + ({cell})"
+            out.append(ast.parse(f"tl.store({address}, tl.load({address}) + ({ast.unparse(x)}))").body[0])
             continue
         out.append(stmt)
     if column_sums or sums_of or any(a in names_in(s) for s in out for a in accumulators):
@@ -902,7 +954,7 @@ def _accumulations_to_stores(body: list[ast.stmt], accumulators: dict[str, str],
     return out
 
 
-def _workspace_store(stmt: ast.stmt, accumulators: dict[str, str], columns: str) -> ast.stmt:
+def _workspace_store(stmt: ast.stmt, accumulators: dict[str, str], cell: str) -> ast.stmt:
     """`tl.store(ws_ptr + (tl.program_id(0) + k * tl.num_programs(0)) * n_cols + cols, acc, col_mask)` with the
     program and the number of programs as names, and acc read from its shared memory."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) == "tl.store"):
@@ -912,16 +964,18 @@ def _workspace_store(stmt: ast.stmt, accumulators: dict[str, str], columns: str)
     for call in ast.walk(node):
         if isinstance(call, ast.Call) and dotted(call.func) == "tl.store" and len(call.args) >= 2 \
                 and isinstance(call.args[1], ast.Name) and call.args[1].id in accumulators:
-            call.args[1] = ast.parse(f"tl.load({_shared(call.args[1].id)} + ({columns}))", mode="eval").body
+            call.args[1] = ast.parse(f"tl.load({_shared(call.args[1].id)} + ({cell}))", mode="eval").body
     if "tl.program_id" in ast.unparse(node) or "tl.num_programs" in ast.unparse(node):
         raise NoTwin(f"a mix-order reduction's workspace store `{ast.unparse(stmt)[:60]}`")
     return node
 
 
 def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
-    """A mix-order reduction: one thread block per program, which takes its RSPLIT_SIZE rows one after the other;
-    each row a persistent row reduction (the block's threads stride over the row), and each column's sum over the
-    program's rows kept in shared memory (a column belongs to one thread), stored to the workspace at the end."""
+    """A mix-order reduction: one thread block per program, which takes its RSPLIT_SIZE rows. Rows up to
+    WARP_ROW_LIMIT long: each warp takes every ROWS_PER_BLOCK-th row, a warp-per-row persistent reduction (values
+    kept in registers between passes, 16-byte accesses), and keeps each column's sum over its rows in its own
+    shared-memory row, owned by one lane (no barrier until the warps' sums are added). Longer rows: the block's
+    threads stride over each row in turn, the column sums in one shared-memory row."""
     parts = _split_parts(facts, loop)
     rows_per_step = facts.constexprs.get(loop.iter.args[2].id) if isinstance(loop.iter.args[2], ast.Name) else None
     if rows_per_step != 1:
@@ -934,37 +988,74 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
     _, _, known = split_prologue(facts, Axes(offsets={parts.row_start: 0}))
     out, signature, launcher_args = start_emitter(facts)
     shared = {_shared(a): dtype for a, dtype in parts.accumulators.items()}
+    shared_bytes = ROWS_PER_BLOCK * rnumel * sum(CTYPES[dtype][1] for dtype in shared.values())
+    warps = rnumel <= WARP_ROW_LIMIT and shared_bytes <= SPLIT_SHARED_BYTES
+    groups = _lane_groups(parts.loop_body, axes, facts, parts.row, rnumel) if warps else ([], 1)
+    if groups[1] > 1:  # a lane's neighbouring columns: their sums `rnumel / width` apart (no bank conflicts)
+        parts = _split_parts(facts, loop, f"({{columns}} % {groups[1]}) * {rnumel // groups[1]} + {{columns}} // {groups[1]}")
+    copies = ROWS_PER_BLOCK if warps else 1
     # the shared-memory arrays read and written as pointers of the body (tl.load / tl.store): the emitter's facts
     # know them; the signature and launcher, made above and by finish() from `facts`, do not
     out.facts = replace(facts, params=facts.params + tuple(shared), arg_dtypes={**facts.arg_dtypes, **shared},
                         pointer_params=facts.pointer_params | set(shared))
+    arrays = {}
     for name, dtype in shared.items():
         array = out.fresh("hv_" + name.removesuffix("_shared"))
         out.taken.add(array)
-        out.emit(f"__shared__ {out.ctype(dtype)} {array}[{rnumel}];  // this program's sum of each column over its rows")
-        out.bind(name, Var(array, dtype, 1))
+        arrays[name] = (array, dtype)
+        if warps:
+            out.emit(f"__shared__ {out.ctype(dtype)} {array}[{copies}][{rnumel}];  // each warp's sum of each column over its rows")
+        else:
+            out.emit(f"__shared__ {out.ctype(dtype)} {array}[{rnumel}];  // this program's sum of each column over its rows")
     out.bind("hv_program", Var("static_cast<int32_t>(blockIdx.x)", "i32", 1))
     out.bind("hv_programs", Var("static_cast<int32_t>(gridDim.x)", "i32", 1))
     exprs = Expressions(out, axes)
-    lanes = Lanes.rows()
+    lanes = Lanes.warps() if warps else Lanes.rows()
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
     lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
     reductions = RowReductions(out)
     width = Value(str(rnumel), "i32")
+    if warps:
+        out.emit("const int32_t hv_lane = static_cast<int32_t>(threadIdx.x % 32);")
+        out.emit("const int32_t hv_warp = static_cast<int32_t>(threadIdx.x / 32);")
+    for name, (array, dtype) in arrays.items():
+        out.bind(name, Var(f"{array}[hv_warp]" if warps else array, dtype, 1))
     for stmt in facts.body[:facts.body.index(loop)]:  # in the kernel's order: the rows, columns and sums are the CUDA's
         if stmt is parts.split:
             out.declare(parts.row_start, "i32", f"static_cast<int32_t>(blockIdx.x) * {split}")
             out.declare(parts.split.targets[0].id, "i32", f"min({split}, {exprs(parts.split.value.args[1]).code})")
         elif stmt in parts.row_level:
             row_statements.statement(stmt)
-    out.emit("// each column's sum starts at zero")
-    cells = [ast.parse(f"tl.store({name} + ({parts.columns}), 0)").body[0] for name in shared]
-    _emit_persistent(out, cells, axes, exprs, row_statements, lane_statements, reductions, width, lanes)
-    out.emit(f"// the program's rows one after the other; its threads stride over each row's {rnumel} elements")
-    out.open(f"for (int32_t hv_i = 0; hv_i < {out.lookup(parts.split.targets[0].id).cname}; ++hv_i) {{")
+
+    def kept() -> Kept | None:  # (each pass's registers: a Kept of its own)
+        return Kept(rnumel, _stored_pointers(facts), *groups) if warps else None
+
+    out.emit("// each column's sum starts at zero" + (" (a warp's columns: its lanes', as in each row)" if warps else ""))
+    cells = [ast.parse(f"tl.store({name} + ({parts.cell}), 0)").body[0] for name in shared]
+    _emit_persistent(out, cells, axes, exprs, row_statements, lane_statements, reductions, width, lanes, kept())
+    split_size = out.lookup(parts.split.targets[0].id).cname
+    if warps:
+        out.emit(f"// the program's rows, warp w taking rows w, w + {copies}, ...; its lanes stride over each row's {rnumel} elements")
+        out.open(f"for (int32_t hv_i = hv_warp; hv_i < {split_size}; hv_i += {copies}) {{")
+    else:
+        out.emit(f"// the program's rows one after the other; its threads stride over each row's {rnumel} elements")
+        out.open(f"for (int32_t hv_i = 0; hv_i < {split_size}; ++hv_i) {{")
     out.declare(parts.row, "i32", f"{out.lookup(parts.row_start).cname} + hv_i")
-    _emit_persistent(out, parts.loop_body, axes, exprs, row_statements, lane_statements, reductions, width, lanes)
+    _emit_persistent(out, parts.loop_body, axes, exprs, row_statements, lane_statements, reductions, width, lanes, kept())
     out.close()
+    if warps:
+        out.emit("// the warps' column sums added (in warp order) into warp 0's")
+        out.emit("__syncthreads();")
+        out.open(f"for (int32_t hv_c = threadIdx.x; hv_c < {rnumel}; hv_c += blockDim.x) {{")
+        for array, _ in arrays.values():
+            out.emit(f"for (int32_t hv_w = 1; hv_w < {copies}; ++hv_w) {array}[0][hv_c] += {array}[hv_w][hv_c];")
+        out.close()
+        out.emit("__syncthreads();")
+        for name, (array, dtype) in arrays.items():
+            out.bind(name, Var(f"{array}[0]", dtype, 1))
+        lanes = Lanes.rows()
+        row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
+        lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
     out.emit("// each column's sum to the workspace")
     _emit_persistent(out, parts.stores, axes, exprs, row_statements, lane_statements, reductions, width, lanes)
     launch_lines = [
@@ -974,10 +1065,18 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
         "if (hv_programs <= 0) return;",
         'TORCH_CHECK(hv_programs <= 2147483647, "more programs than one grid of 2^31 - 1 blocks covers: ", hv_programs);',
     ]
-    notes = [f"a mix-order reduction: one thread block per program, over its {split} rows one after the other; "
-             "the block's threads stride over each row",
-             "each row's reductions combined by warp shuffles and shared memory; each column's sum over the program's rows "
-             "kept in shared memory by the thread it belongs to, then stored to the workspace"]
+    if warps:
+        threads = "32 * hv::WARP_ROWS_PER_BLOCK"
+        notes = [f"a mix-order reduction: one thread block of {copies} warps per program, each warp over every "
+                 f"{copies}th of its {split} rows, its lanes striding over each row",
+                 "each row's reductions combined by warp shuffles, the values later passes need kept in registers; each "
+                 "column's sum over a warp's rows kept in that warp's shared memory by the lane it belongs to, the "
+                 "warps' sums added, then stored to the workspace"]
+    else:
+        threads = "hv::row_threads(hv_rnumel)"
+        notes = [f"a mix-order reduction: one thread block per program, over its {split} rows one after the other; "
+                 "the block's threads stride over each row",
+                 "each row's reductions combined by warp shuffles and shared memory; each column's sum over the program's rows "
+                 "kept in shared memory by the thread it belongs to, then stored to the workspace"]
     return finish(facts, out, signature, launcher_args, launch_lines, "static_cast<unsigned int>(hv_programs)",
-                  "hv::row_threads(hv_rnumel)", "reduction", notes)
-
+                  threads, "reduction", notes)
