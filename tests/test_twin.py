@@ -560,6 +560,19 @@ def test_a_mix_order_reduction_takes_its_programs_rows_in_turn(encoder_backward_
 
 
 @needs_nvcc
+def test_a_dropout_mask_of_one_byte_values_does_not_set_a_pointwise_twins_width(encoder_backward_h200, tmp_path):
+    """The dropout backward reads fp32 values and a bool mask: a thread takes 4 elements (16 bytes of fp32, a warp's
+    access 512 neighbouring bytes, as Triton's layout gives), not 16 for the sake of 16 mask bytes; the mask is read
+    a byte at a time."""
+    twin = twin_of(encoder_backward_h200, "g0_backward/native_dropout_backward_kernel.py")
+    assert "fast path: 4 elements per thread" in twin.cuda
+    assert "hv::load_vector(a_ptr + hv_base, a_ptr_vec);" in twin.cuda
+    assert "const bool gt = gt_ptr[((col + (1024 * row_)) + (16384 * mid))];" in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4.f32") == 1 and ptx.count("st.global.v4") == 1
+
+
+@needs_nvcc
 def test_a_foreach_kernel_takes_a_block_per_program_and_its_branch_picks_the_sub_kernel(tmp_path):
     """A compiled AdamW step's foreach kernel (H200 capture: four sub-kernels in one launch, 8197 programs of 1024
     elements): a thread block per Triton program, the program's `if pid < num_xblocks_k` branch picks the sub-kernel,

@@ -117,6 +117,17 @@ def grouped_accesses(body: list[ast.stmt], index: str, masks: set[str], facts: M
     return [(kind, call, pointer) for kind, call, pointer, _, _ in candidates], elements
 
 
+def _without_byte_masks(accesses: list[tuple[str, ast.Call, str]], facts: ModuleFacts) -> list[tuple[str, ast.Call, str]]:
+    """The accesses less those of 1-byte values (a dropout mask) beside wider ones: 16 bytes of a mask would give a
+    thread 16 elements, 64 bytes of each fp32 tensor, whose 16-byte loads then leave a warp's lanes 64 bytes apart.
+    Without them a thread takes 16 bytes of the narrowest other type (4 fp32 values, a warp's load 512 neighbouring
+    bytes, as Triton's layout gives) and reads its mask values one byte each (a warp's 128 neighbouring bytes)."""
+    sizes = {CTYPES[facts.arg_dtypes[pointer]][1] for _, _, pointer in accesses}
+    if 1 not in sizes or sizes == {1}:
+        return accesses
+    return [access for access in accesses if CTYPES[facts.arg_dtypes[access[2]]][1] > 1]
+
+
 def access_call(stmt: ast.stmt) -> ast.expr | None:
     """The value of an assignment or expression statement, `tl.load(...)` of `tl.load(...).to(tl.int1)`."""
     call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
@@ -372,6 +383,8 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         contiguous = _contiguous_accesses(body, names, masks, facts)
         smallest = min((CTYPES[facts.arg_dtypes[p]][1] for _, _, p in contiguous), default=16)
         grouped, _ = grouped_accesses(body, only, masks, facts, contiguous, smallest)
+        wide = _without_byte_masks(contiguous + grouped, facts)
+        contiguous, grouped = [a for a in contiguous if a in wide], [a for a in grouped if a in wide]
     if not contiguous and not grouped:
         elements = 1
         out.emit("const int64_t hv_linear = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;")
