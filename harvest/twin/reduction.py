@@ -540,6 +540,8 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 copies[acc] = (array, var.dtype, width)
             variable = stmt.target.id
             cname = out.fresh(variable)
+            if chunks == 1:  # two steps unrolled: the next step's loads issued before this step's combines wait on its own
+                out.emit("#pragma unroll 2")
             out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
             fast: dict[str, tuple[str, str]] = {}  # a vector-loaded name -> (its fast-path flag, its array)
             full = ""
