@@ -359,7 +359,7 @@ def test_outer_reduction_takes_32_rows_per_block(small_model, tmp_path):
     twin = twin_of(small_model, "g1_backward/add_sum_kernel.py")
     assert "hv::column_reduce(hv_partial, hv::Sum())" in twin.cuda
     assert "if (threadIdx.y == 0 && hv_row_ok && row_mask) out_ptr[rows] = total;" in twin.cuda
-    assert "<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rnumel), 0," in twin.launcher
+    assert "<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rows, hv_rnumel), 0," in twin.launcher
     assert cu_helpers(twin.cuda) == {"Sum", "column_reduce"}  # no block_reduce, no shuffle
     ptx_of(twin.cuda, tmp_path)
     inner = twin_of(small_model, "g0_forward/softmax_kernel.py")
@@ -451,22 +451,22 @@ def test_a_one_pass_looped_reduction_loads_four_chunks_before_it_uses_any(gpt2_h
 
 
 @needs_nvcc
-def test_a_warp_per_row_reduction_gives_a_lane_four_neighbouring_values_through_16_byte_accesses(gpt2_h200, tmp_path):
-    """gpt2's attention softmax (rows of 256, one warp each): a lane takes 4 neighbouring values of each 128, as
-    Triton's layout does, and reads the scores (fp32, along the row) and the shared int64 positions with 16-byte
-    loads, writes the probabilities with 16-byte stores once a group's last value is in, and keeps its values in
-    registers between the passes. The width comes from the fp32 accesses that move with the row, not from the
-    1-byte dropout mask, which is stored a value at a time."""
-    twin = twin_of(gpt2_h200, "g0_forward/softmax_kernel.py")
-    assert "const int32_t hv_r = (hv_k / 4) * 128 + 4 * hv_lane + hv_e;" in twin.cuda
-    assert "if (hv_fast_bmm_ptr) hv::load_vector(bmm_ptr + (cols + (256 * rows)), bmm_ptr_group);" in twin.cuda
-    assert "const float bmm = (hv_fast_bmm_ptr ? bmm_ptr_group[hv_e] : bmm_ptr[(cols + (256 * rows))]);" in twin.cuda
-    assert "if (hv_fast_a_ptr) hv::load_vector(a_ptr + cols, a_ptr_group);" in twin.cuda  # 2 x 16 bytes of int64
-    assert "if (hv_e == 3 && hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
-    assert "gt_ptr[(cols + (256 * rows))] = gt;" in twin.cuda
+def test_a_warp_per_row_reduction_of_bf16_rows_gives_a_lane_eight_neighbouring_values(bf16_mlp_h200, gpt2_h200, tmp_path):
+    """bf16_mlp's RMSNorm forward (rows of 1024 bf16 values, one warp each): a lane takes 8 neighbouring values of
+    each 256 and reads the row and the weight with 16-byte loads, writes its output with 16-byte stores once a
+    group's last value is in, and keeps the row in registers between the passes. Rows of fp32 values keep a lane's
+    values 32 apart (gpt2's attention softmax): 16-byte groups of 4 were slower there on the H200."""
+    twin = twin_of(bf16_mlp_h200["g0_forward"], "g0_forward/cast_pow_mean_kernel.py")
+    assert "const int32_t hv_r = (hv_k / 8) * 256 + 8 * hv_lane + hv_e;" in twin.cuda
+    assert "if (hv_fast_a_ptr) hv::load_vector(a_ptr + (cols + (1024 * rows)), a_ptr_group);" in twin.cuda
+    assert "if (hv_fast_weight_ptr) hv::load_vector(weight_ptr + cols, weight_ptr_group);" in twin.cuda
+    assert "if (hv_e == 7 && hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
+    assert "hv_kept_a[hv_k] = a;" in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4.u32") == 2  # the row's 256 fp32 scores: 2 groups of 4 a lane
-    assert ptx.count("st.global.v4") == 2
+    assert ptx.count("ld.global.v4.u32") == 8  # the row's 1024 values (4 groups a lane) and the weight's
+    assert ptx.count("st.global.v4") == 4
+    fp32 = twin_of(gpt2_h200, "g0_forward/softmax_kernel.py")
+    assert "const int32_t hv_r = hv_k * 32 + hv_lane;" in fp32.cuda and "load_vector" not in fp32.cuda
 
 
 @needs_nvcc
@@ -528,35 +528,55 @@ def encoder_backward_h200(tmp_path_factory) -> Path:
 @needs_nvcc
 def test_a_mix_order_reduction_takes_its_programs_rows_in_turn(encoder_backward_h200, tmp_path):
     """Inductor's mix-order layer-norm backward splits the rows over programs (16 each) and writes each program's
-    column sums to its rows of a workspace. The twin: a block of 4 warps per program, warp w taking the program's
-    rows w, w + 4, ... (each a warp-per-row persistent reduction: its two sums through warp_reduce, a lane's 4
-    neighbouring values through one 16-byte access), each column's sum in the warp's own shared-memory row kept by
-    the lane the column belongs to (no barrier until the warps' rows are added), then stored to the workspace rows
-    Triton writes."""
+    column sums to its rows of a workspace. The twin: a block per program, the program's rows one after the other
+    (each a persistent row reduction: its two sums through block_reduce), each column's sum in shared memory kept by
+    the thread the column belongs to (no barrier needed for it), then stored to the workspace rows Triton writes."""
     twin = twin_of(encoder_backward_h200, "g0_backward/layer_norm_bwd_kernel.py")
-    assert "__shared__ float hv_accum0[4][1024];" in twin.cuda and "__shared__ float hv_accum1[4][1024];" in twin.cuda
+    assert "__shared__ float hv_accum0[1024];" in twin.cuda and "__shared__ float hv_accum1[1024];" in twin.cuda
     assert "const int32_t row_start = static_cast<int32_t>(blockIdx.x) * 16;" in twin.cuda
     assert "const int32_t split_size = min(16, (n_rows - row_start));" in twin.cuda
-    assert "for (int32_t hv_i = hv_warp; hv_i < split_size; hv_i += 4) {" in twin.cuda
+    assert "for (int32_t hv_i = 0; hv_i < split_size; ++hv_i) {" in twin.cuda
     assert "const int32_t rows_1 = row_start + hv_i;" in twin.cuda
-    assert "const int32_t hv_r = (hv_k / 4) * 128 + 4 * hv_lane + hv_e;" in twin.cuda
-    # a lane's 4 neighbouring columns keep their sums 256 apart: a warp's lanes touch 32 banks, not 8
-    cell = "(((cols % 4) * 256) + (cols / 4))"
-    assert f"hv_accum0[hv_warp][{cell}] = 0.0f;" in twin.cuda  # each column's sum starts at zero
-    assert f"hv_accum0[hv_warp][{cell}] = (hv_accum0[hv_warp][{cell}] + mul_6);" in twin.cuda
-    assert f"hv_accum1[hv_warp][{cell}] = (hv_accum1[hv_warp][{cell}] + grad);" in twin.cuda
-    assert "hv_accum0[0][hv_c] += hv_accum0[hv_w][hv_c];" in twin.cuda  # the warps' sums, in warp order
-    workspace = "ws_ptr[(((static_cast<int32_t>(blockIdx.x) + ({} * static_cast<int32_t>(gridDim.x))) * n_cols) + cols)] = hv_accum{}[0][" + cell + "];"
+    assert "hv_accum0[cols] = 0.0f;" in twin.cuda  # each column's sum starts at zero
+    assert "hv_accum0[cols] = (hv_accum0[cols] + mul_6);" in twin.cuda and "hv_accum1[cols] = (hv_accum1[cols] + grad);" in twin.cuda
+    workspace = "ws_ptr[(((static_cast<int32_t>(blockIdx.x) + ({} * static_cast<int32_t>(gridDim.x))) * n_cols) + cols)] = hv_accum{}[cols];"
     assert workspace.format(0, 0) in twin.cuda and workspace.format(1, 1) in twin.cuda
-    assert twin.cuda.count("= hv::warp_reduce(") == 2 and "block_reduce" not in twin.cuda
-    assert "hv::load_vector(grad_ptr + (cols + (1024 * rows_1)), grad_ptr_group);" in twin.cuda
-    assert "if (hv_e == 3 && hv_fast_out_ptr) hv::store_vector(out_ptr_at, out_ptr_group);" in twin.cuda
+    assert twin.cuda.count("= hv::block_reduce(") == 2
     assert "const int64_t hv_programs = (hv_rows + 15) / 16;" in twin.launcher
-    assert "<<<static_cast<unsigned int>(hv_programs), 32 * hv::WARP_ROWS_PER_BLOCK," in twin.launcher
+    assert "<<<static_cast<unsigned int>(hv_programs), hv::row_threads(hv_rnumel)," in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
     assert "st.shared.f32" in ptx and "ld.shared.f32" in ptx and "bar.sync" in ptx
     # the program is read as a number a thread block stands for, never as tl.program_id: it is gone from the .cu
     assert "program_id" not in twin.cuda and "num_programs" not in twin.cuda
+
+
+@pytest.fixture(scope="module")
+def bf16_mlp_h200(tmp_path_factory) -> Path:
+    """bf16_mlp's H200 graphs read as artifacts: its RMSNorm forward (rows of 1024 bf16 values) and backward."""
+    return {graph: artifact(tmp_path_factory, f"bf16_mlp/{graph}") for graph in ("g0_forward", "g1_backward")}
+
+
+@needs_nvcc
+def test_a_mix_order_reduction_of_bf16_rows_takes_a_warp_per_row(bf16_mlp_h200, tmp_path):
+    """bf16_mlp's mix-order RMSNorm backward (rows of 1024 bf16 values, 16 a program): a block of 4 warps per
+    program, warp w taking the program's rows w, w + 4, ... (each a warp-per-row persistent reduction through
+    warp_reduce, a lane's 8 neighbouring values through one 16-byte access), each column's sum in the warp's own
+    shared-memory row kept by the lane the column belongs to (no barrier until the warps' rows are added; a lane's
+    8 neighbouring columns keep their sums 128 apart, so a warp's lanes touch 32 banks), then stored to the
+    workspace rows Triton writes."""
+    twin = twin_of(bf16_mlp_h200["g1_backward"], "g0_backward/add_cast_mul_sum_kernel.py")
+    assert "__shared__ float hv_accum0[4][1024];" in twin.cuda
+    assert "for (int32_t hv_i = hv_warp; hv_i < split_size; hv_i += 4) {" in twin.cuda
+    assert "const int32_t hv_r = (hv_k / 8) * 256 + 8 * hv_lane + hv_e;" in twin.cuda
+    cell = "(((cols % 8) * 128) + (cols / 8))"
+    assert f"hv_accum0[hv_warp][{cell}] = 0.0f;" in twin.cuda
+    assert f"hv_accum0[hv_warp][{cell}] = (hv_accum0[hv_warp][{cell}] + mul_7);" in twin.cuda
+    assert "hv_accum0[0][hv_c] += hv_accum0[hv_w][hv_c];" in twin.cuda  # the warps' sums, in warp order
+    assert f"= hv_accum0[0][{cell}];" in twin.cuda
+    assert "block_reduce" not in twin.cuda and "hv::warp_reduce(" in twin.cuda
+    assert "<<<static_cast<unsigned int>(hv_programs), 32 * hv::WARP_ROWS_PER_BLOCK," in twin.launcher
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "ld.global.v4" in ptx and "st.global.v4" in ptx and "bar.sync" in ptx
 
 
 @needs_nvcc

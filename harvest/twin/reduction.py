@@ -263,7 +263,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         notes = [f"one warp per row, {ROWS_PER_BLOCK} rows a block of {32 * ROWS_PER_BLOCK} threads (grid-stride over rows); "
                  "its lanes stride over the row", "per-lane partials combined by warp shuffles (no shared memory, no block barrier)"]
     elif columns:
-        blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rnumel)"  # 32 rows x up to 16 lanes
+        blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rows, hv_rnumel)"  # 32 rows x up to 16 lanes
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
                  "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
     else:
@@ -285,6 +285,7 @@ KEPT_REGISTERS = 64  # registers a lane may spend keeping row values between pas
 PREFETCH_REGISTERS = 48  # ... of them, with loads a later pass needs loaded early (fewer: more warps resident)
 LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent chains of loads and combine steps
 MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously with one load: vectors a thread loads a step
+GROUPED_LANE_VALUES = 8  # a warp-per-row lane takes its values in 16-byte groups when a group holds this many or more
 SPLIT_SHARED_BYTES = 32 * 1024  # a mix-order reduction's column sums, one row of them per warp, at most this much shared memory
 
 
@@ -345,8 +346,11 @@ def _lane_groups(body: list[ast.stmt], axes: Axes, facts: ModuleFacts, row_name:
     """A warp-per-row reduction's loads and stores that are contiguous along the row in groups of the elements one
     16-byte access holds, and that many: ([], 1) unless every lane's values and the row split into whole groups (a
     group's first element in the row: all of it is). The width is set by the widest type of the accesses that move
-    with the row (fp32 over a bool mask, over an int64 vector the rows share): a lane then takes 4 fp32 values, as
-    Triton's layout does; narrower types than that stay scalar."""
+    with the row (bf16 over a bool mask, over an int64 vector the rows share); narrower types than that stay scalar.
+    Only for rows of 2-byte values (8 a lane, GROUPED_LANE_VALUES): on the H200 (session 20) bf16 rows gained
+    (cast_pow_mean 1.86x Triton's time -> 1.17x, the mix-order add_cast_mul_sum 1.54x -> 1.15x), while fp32 rows at 4
+    a lane lost against a lane's strided scalar loads (gpt2 layer_norm_bwd 1.15x -> 1.89x, a one-row mean 4.7 us ->
+    7.1 us, transformer_encoder's mix-order layer-norm backwards 1.74x -> 2.22x and 2.66x); docs/twins-h200.md."""
     body = [s for s in body if defines(s) != {axes.reduction_base}]
     masks = axis_masks(body, aliases(body, axes.reduction_base))
     grouped, _ = grouped_accesses(body, axes.reduction_base, masks, facts, [], 16, {row_name: 5})
@@ -362,7 +366,7 @@ def _lane_groups(body: list[ast.stmt], axes: Axes, facts: ModuleFacts, row_name:
     widest = max((size(g) for g in grouped if moves_with_row(g)), default=max(map(size, grouped), default=16))
     width = 16 // widest  # (groups that move in step within 16 // smallest elements do within this many too)
     grouped = [g for g in grouped if size(g) >= widest]
-    if not grouped or width <= 1 or -(-rnumel // 32) % width or rnumel % width:
+    if not grouped or width < GROUPED_LANE_VALUES or -(-rnumel // 32) % width or rnumel % width:
         return [], 1
     return grouped, width
 
@@ -540,8 +544,6 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 copies[acc] = (array, var.dtype, width)
             variable = stmt.target.id
             cname = out.fresh(variable)
-            if chunks == 1:  # two steps unrolled: the next step's loads issued before this step's combines wait on its own
-                out.emit("#pragma unroll 2")
             out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
             fast: dict[str, tuple[str, str]] = {}  # a vector-loaded name -> (its fast-path flag, its array)
             full = ""
@@ -973,11 +975,11 @@ def _workspace_store(stmt: ast.stmt, accumulators: dict[str, str], cell: str) ->
 
 
 def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
-    """A mix-order reduction: one thread block per program, which takes its RSPLIT_SIZE rows. Rows up to
-    WARP_ROW_LIMIT long: each warp takes every ROWS_PER_BLOCK-th row, a warp-per-row persistent reduction (values
-    kept in registers between passes, 16-byte accesses), and keeps each column's sum over its rows in its own
-    shared-memory row, owned by one lane (no barrier until the warps' sums are added). Longer rows: the block's
-    threads stride over each row in turn, the column sums in one shared-memory row."""
+    """A mix-order reduction: one thread block per program, which takes its RSPLIT_SIZE rows. Rows of 2-byte values
+    up to WARP_ROW_LIMIT long (16-byte groups of 8 a lane, _lane_groups): each warp takes every ROWS_PER_BLOCK-th
+    row, a warp-per-row persistent reduction (values kept in registers between passes), and keeps each column's sum
+    over its rows in its own shared-memory row, owned by one lane (no barrier until the warps' sums are added).
+    Other rows: the block's threads stride over each row in turn, the column sums in one shared-memory row."""
     parts = _split_parts(facts, loop)
     rows_per_step = facts.constexprs.get(loop.iter.args[2].id) if isinstance(loop.iter.args[2], ast.Name) else None
     if rows_per_step != 1:
@@ -991,8 +993,10 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
     out, signature, launcher_args = start_emitter(facts)
     shared = {_shared(a): dtype for a, dtype in parts.accumulators.items()}
     shared_bytes = ROWS_PER_BLOCK * rnumel * sum(CTYPES[dtype][1] for dtype in shared.values())
-    warps = rnumel <= WARP_ROW_LIMIT and shared_bytes <= SPLIT_SHARED_BYTES
-    groups = _lane_groups(parts.loop_body, axes, facts, parts.row, rnumel) if warps else ([], 1)
+    groups = _lane_groups(parts.loop_body, axes, facts, parts.row, rnumel) if rnumel <= WARP_ROW_LIMIT else ([], 1)
+    # a warp per row only with 16-byte groups (bf16 rows): on the H200 the warps gained there (1.54x -> 1.15x of
+    # Triton's time) and lost on fp32 rows (1.74x -> 2.22x), which keep the block per row (session 20)
+    warps = groups[1] > 1 and shared_bytes <= SPLIT_SHARED_BYTES
     if groups[1] > 1:  # a lane's neighbouring columns: their sums `rnumel / width` apart (no bank conflicts)
         parts = _split_parts(facts, loop, f"({{columns}} % {groups[1]}) * {rnumel // groups[1]} + {{columns}} // {groups[1]}")
     copies = ROWS_PER_BLOCK if warps else 1
