@@ -23,7 +23,7 @@ from harvest.resources import load_template
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.cpp import Uses
 from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
-from harvest.twin.body import steps_within_groups
+from harvest.twin.body import program_offsets_apart, steps_within_groups
 from harvest.twin.command import twin_module_text
 from harvest.writer import sha256
 
@@ -642,3 +642,37 @@ def test_a_looped_reduction_over_half_floats_takes_8_columns_a_thread(embedding_
     assert "hv_thread = hv::SoftmaxCombine<false>()(hv_thread, hv::SoftmaxState{value_acc_copies[hv_c], value_acc_1_copies[hv_c]});" in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
     assert ptx.count("ld.global.v4") == 3
+
+
+def test_a_user_written_program_offset_is_read_in_inductors_shape():
+    """Tutorial-style offsets (`pid = tl.program_id(axis=0)`, `block_start = pid * BLOCK_SIZE`, or the offsets in one
+    line) become Inductor's `start = tl.program_id(0) * BLOCK` and `offsets = start + tl.arange(0, BLOCK)`."""
+    tutorial = ast.parse("pid = tl.program_id(axis=0)\nblock_start = pid * BLOCK_SIZE\n"
+                         "offsets = block_start + tl.arange(0, BLOCK_SIZE)\nmask = offsets < n_elements\n").body
+    assert [ast.unparse(s) for s in program_offsets_apart(tutorial)] == [
+        "block_start = tl.program_id(0) * BLOCK_SIZE", "offsets = block_start + tl.arange(0, BLOCK_SIZE)", "mask = offsets < n_elements"]
+    one_line = ast.parse("offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\nx = tl.load(x_ptr + offsets)\n").body
+    assert [ast.unparse(s) for s in program_offsets_apart(one_line)] == [
+        "offsets_start = tl.program_id(0) * BLOCK", "offsets = offsets_start + tl.arange(0, BLOCK)", "x = tl.load(x_ptr + offsets)"]
+    inductor = ast.parse("xoffset = tl.program_id(0) * XBLOCK\nxindex = xoffset + tl.arange(0, XBLOCK)[:]\n").body
+    assert [ast.unparse(s) for s in program_offsets_apart(inductor)] == [ast.unparse(s) for s in inductor]
+
+
+@needs_nvcc
+def test_a_user_written_kernel_gets_a_twin_whose_fast_path_stays_inside_its_own_bound(tmp_path):
+    """examples/models/user_kernel.py's scaled_relu (the H200 capture): a twin like any pointwise kernel's, on the
+    user's recorded grid (512 programs of BLOCK 1024). That grid's numel is programs x BLOCK, so the 16-byte fast
+    path also waits for the kernel's own bound, n: where n is not a multiple of 4, its last chunk goes one element
+    at a time, under the mask."""
+    source = tmp_path / "user_kernel"
+    shutil.copytree(CUDA_FIXTURES / "recorded" / "user_kernel", source)
+    out = tmp_path / "out"
+    assert harvest("extract", str(source), "-o", str(out), "-q", cwd=ROOT).returncode == 0
+    twin = twin_of(out, "g0_inference/scaled_relu_kernel.py")
+    assert "const int64_t hv_numel = static_cast<int64_t>(524288);" in twin.cuda
+    assert "if (hv_aligned && hv_base + 4 <= hv_numel && hv_base + 4 <= static_cast<int64_t>(n)) {" in twin.cuda
+    assert "out_ptr_vec[hv_e] = (hv::maximum(x, 0.0f) * scale);" in twin.cuda
+    assert "if (mask) out_ptr[offsets] = (hv::maximum(x, 0.0f) * scale);" in twin.cuda
+    assert "scaled_relu_kernel<<<hv::pointwise_blocks(hv_numel, 256, 4), 256," in twin.launcher
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "ld.global.v4.f32" in ptx and "st.global.v4.f32" in ptx

@@ -20,8 +20,9 @@ A kernel outside the subset raises NoTwin with the reason; there is never a twin
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
-from harvest.twin.body import find_axes, program_numels
+from harvest.twin.body import find_axes, program_numels, program_offsets_apart
 from harvest.twin.facts import ModuleFacts, NoTwin, TwinSource, read_module
 from harvest.twin.foreach import foreach_branches, translate_foreach
 from harvest.twin.pointwise import translate_pointwise
@@ -38,6 +39,7 @@ def translate(facts: ModuleFacts) -> TwinSource:
     split = split_rows_loop(facts)
     if split is not None:
         return translate_split_rows(facts, split)
+    facts = replace(facts, body=tuple(program_offsets_apart(list(facts.body))))
     axes = find_axes(facts)
     facts = program_numels(facts, axes)
     has_loop = any(isinstance(s, ast.For) for s in facts.body)

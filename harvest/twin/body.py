@@ -4,6 +4,7 @@ reduction, the leading constants, the parameters, and the finished .cu and launc
 from __future__ import annotations
 
 import ast
+import copy
 import math
 from dataclasses import dataclass, field, replace
 
@@ -83,6 +84,55 @@ def program_offset(value: ast.expr) -> int | None:
         if isinstance(call, ast.Call) and dotted(call.func) == "tl.program_id" and call.args and isinstance(call.args[0], ast.Constant):
             return int(call.args[0].value)
     return None
+
+
+class _ProgramIds(ast.NodeTransformer):
+    """`tl.program_id(axis=k)` as `tl.program_id(k)`, and the names in `ids` (`pid = tl.program_id(0)`) as the call."""
+
+    def __init__(self, ids: dict[str, int]):
+        self.ids = ids
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if dotted(node.func) == "tl.program_id" and not node.args and len(node.keywords) == 1 and node.keywords[0].arg == "axis":
+            return ast.Call(node.func, [node.keywords[0].value], [])
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.ids and isinstance(node.ctx, ast.Load):
+            return ast.Call(ast.Attribute(ast.Name("tl", ast.Load()), "program_id", ast.Load()), [ast.Constant(self.ids[node.id])], [])
+        return node
+
+
+def program_offsets_apart(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A user-written kernel's program offsets in the shape Inductor writes them, which the translators read:
+    `pid = tl.program_id(axis=0)` ... `pid * BLOCK` becomes `tl.program_id(0) * BLOCK`, and `offsets =
+    tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)` becomes `offsets_start = tl.program_id(0) * BLOCK` then
+    `offsets = offsets_start + tl.arange(0, BLOCK)`. Inductor's kernels are already in that shape: unchanged."""
+    assigned = [t.id for s in body for t in (s.targets if isinstance(s, ast.Assign) else []) if isinstance(t, ast.Name)]
+    normal = [_ProgramIds({}).visit(copy.deepcopy(s)) for s in body]
+    ids = {}
+    for stmt in normal:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) == "tl.program_id" \
+                and len(stmt.value.args) == 1 and isinstance(stmt.value.args[0], ast.Constant) \
+                and assigned.count(stmt.targets[0].id) == 1:
+            ids[stmt.targets[0].id] = stmt.value.args[0].value
+    if ids:
+        normal = [_ProgramIds(ids).visit(s) for s in normal if not (isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name) and s.targets[0].id in ids)]
+    found = []
+    for stmt in normal:
+        value = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) else None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and program_offset(value.left) is not None \
+                and arange_block(value.right) is not None:
+            start = stmt.targets[0].id + "_start"
+            while start in assigned:
+                start += "_"
+            found.append(ast.Assign([ast.Name(start, ast.Store())], value.left))
+            found.append(ast.Assign([stmt.targets[0]], ast.BinOp(ast.Name(start, ast.Load()), ast.Add(), value.right)))
+            continue
+        found.append(stmt)
+    return [ast.fix_missing_locations(s) for s in found]
 
 
 def _inside_offset(stmt: ast.stmt, axes: Axes) -> bool:

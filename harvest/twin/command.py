@@ -30,7 +30,6 @@ NO_TWIN_KINDS = {
     "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
     "split_scan": "split_scan (its programs pass carries through a workspace with a decoupled look-back)",
     "cooperative_reduction": "cooperative_reduction (its programs meet at a grid barrier in one cooperative launch)",
-    "user": "user (a user-written kernel: twins are written from Inductor's kernels and the graph ops they fuse)",
 }
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 

@@ -381,10 +381,14 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
 
     contiguous: list[tuple[str, ast.Call, str]] = []
     grouped: list[tuple[str, ast.Call, str]] = []
+    bounds: list[ast.expr] = []  # a recorded grid's numel is programs x BLOCK: the kernel's own bounds keep the chunk in
     if len(axes.program) == 1:
         (only,) = axes.program.values()
         names = aliases(body, only)
         masks = axis_masks(body, names)
+        if facts.counted_axes:
+            bounds = [s.value.comparators[0] for s in body if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Name)
+                      and s.targets[0].id in masks and isinstance(s.value, ast.Compare)]
         contiguous = _contiguous_accesses(body, names, masks, facts)
         smallest = min((CTYPES[facts.arg_dtypes[p]][1] for _, _, p in contiguous), default=16)
         grouped, _ = grouped_accesses(body, only, masks, facts, contiguous, smallest)
@@ -407,7 +411,8 @@ def translate_pointwise(facts: ModuleFacts, axes: Axes) -> TwinSource:
         # 7 % of bandwidth once its size was a run-time value (93.4 % of a copy, 101.5 % without; docs/benchmarks.md).
         out.emit(f"const int64_t hv_base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * {elements};")
         out.open("if (hv_base < hv_numel) {")
-        out.open(f"if (hv_aligned && hv_base + {elements} <= hv_numel) {{")
+        within = "".join(f" && hv_base + {elements} <= static_cast<int64_t>({exprs(bound).code})" for bound in bounds)
+        out.open(f"if (hv_aligned && hv_base + {elements} <= hv_numel{within}) {{")
         out.emit(f"// fast path: {elements} elements per thread, 16-byte vector loads and stores")
         special: dict[str, Value] = {}
         stores = []
