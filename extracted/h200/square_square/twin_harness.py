@@ -64,14 +64,18 @@ inline unsigned int warp_row_blocks(int64_t rows) {
 }
 
 // Columns (the reduced dimension is the outer one): 32 rows per block along threadIdx.x, and along threadIdx.y a
-// power of two up to 16 threads per row.
+// power of two up to 16 threads per row, one per value of a short column. From 65536 rows on (2048 blocks or more,
+// plenty to fill the GPU) each of them takes 8 values or more instead: on the H200, 131072 columns of 32 took
+// 14.8 us with 4 threads a column against 20.4 us with 16, while 64 to 2048 columns of 8 to 64 lost 40-70 % with
+// fewer threads (session 20, docs/twins-h200.md).
 inline unsigned int column_blocks(int64_t rows) {
   return static_cast<unsigned int>(std::min<int64_t>((rows + 31) / 32, 2147483647));
 }
 
-inline dim3 column_threads(int64_t rnumel) {
+inline dim3 column_threads(int64_t rows, int64_t rnumel) {
+  const int64_t per_thread = rows >= 65536 ? 8 : 1;
   int lanes = 1;
-  while (lanes < rnumel && lanes < 16) lanes *= 2;
+  while (lanes * per_thread < rnumel && lanes < 16) lanes *= 2;
   return dim3(32, lanes);
 }
 }  // namespace hv

@@ -21,7 +21,7 @@ void launch(torch::Tensor a_ptr, torch::Tensor out_ptr, int64_t n_rows) {
   const int64_t hv_rows = n_rows;
   const int64_t hv_rnumel = int64_t(16);
   if (hv_rows <= 0) return;
-  add_sum_kernel_1<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  add_sum_kernel_1<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rows, hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(a_ptr.data_ptr()), reinterpret_cast<float*>(out_ptr.data_ptr()),
         static_cast<int32_t>(n_rows));
   C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -21,7 +21,7 @@ void launch(torch::Tensor bmm_ptr, torch::Tensor out_ptr) {
   const int64_t hv_rows = int64_t(8192);
   const int64_t hv_rnumel = int64_t(128);
   if (hv_rows <= 0) return;
-  add_sum_kernel<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  add_sum_kernel<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rows, hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(bmm_ptr.data_ptr()), reinterpret_cast<float*>(out_ptr.data_ptr()));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }"""

@@ -21,7 +21,7 @@ void launch(torch::Tensor mm_ptr, torch::Tensor out_ptr) {
   const int64_t hv_rows = int64_t(32768);
   const int64_t hv_rnumel = int64_t(128);
   if (hv_rows <= 0) return;
-  gelu_bwd_sum_kernel<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  gelu_bwd_sum_kernel<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rows, hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(mm_ptr.data_ptr()), reinterpret_cast<float*>(out_ptr.data_ptr()));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }"""

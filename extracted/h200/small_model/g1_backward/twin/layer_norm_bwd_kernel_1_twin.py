@@ -21,7 +21,7 @@ void launch(torch::Tensor mm_ptr, torch::Tensor a_ptr, torch::Tensor getitem_1_p
   const int64_t hv_rows = int64_t(8192);
   const int64_t hv_rnumel = int64_t(128);
   if (hv_rows <= 0) return;
-  layer_norm_bwd_kernel_1<<<hv::row_blocks(hv_rows), hv::row_threads((hv_rnumel + 3) / 4), 0, c10::cuda::getCurrentCUDAStream()>>>(
+  layer_norm_bwd_kernel_1<<<hv::column_blocks(hv_rows), hv::column_threads(hv_rows, hv_rnumel), 0, c10::cuda::getCurrentCUDAStream()>>>(
         reinterpret_cast<const float*>(mm_ptr.data_ptr()), reinterpret_cast<const float*>(a_ptr.data_ptr()),
         reinterpret_cast<const float*>(getitem_1_ptr.data_ptr()), reinterpret_cast<const float*>(rsqrt_ptr.data_ptr()),
         reinterpret_cast<float*>(total_ptr.data_ptr()), reinterpret_cast<float*>(total_1_ptr.data_ptr()));
