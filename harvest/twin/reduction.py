@@ -250,7 +250,9 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     if looped:
         step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
     else:
-        kept = Kept(int(rnumel.code), _stored_pointers(facts), *_lane_groups(body, axes, facts, row_name, int(rnumel.code))) if warps else None
+        kept = None
+        if warps:
+            kept = Kept(int(rnumel.code), _stored_pointers(facts), *_lane_groups(body, axes, facts, row_name, int(rnumel.code)))
         _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
     out.close()
     launch_lines = [
