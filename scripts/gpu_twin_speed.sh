@@ -5,7 +5,8 @@
 # targets, the square twin's bandwidth against a device copy. With `templates` after the targets' twins:
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
 #   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone;
-#   SWEEP_S=0: no sweep; CHECK_FIRST=regex: those template-run modules checked first; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it)
+#   SWEEP_S=0: no sweep; CHECK_FIRST=regex: those template-run modules checked first; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it;
+#   VARIANTS="NAME:harvest.twin.MODULE.CONSTANT=INT[,...] ...": also the twins with those constants changed, timed in the same call)
 #   On the device give OUT=$OUT (what comes back: run.log as it is printed, logs.tgz, twins.json/.md, kinds.md, ...);
 #   do not pipe the output into tail: a call that reaches its limit returns none of it.
 set -u
@@ -47,8 +48,21 @@ done
 [ -n "$targets" ] && timeout ${TWINS_S:-420} python3 scripts/gpu_twins.py "$OUT" $(for t in $targets; do echo "$X/$(basename "$t" .py)"; done) > "$L/twins.txt" 2>&1
 [ -n "$targets" ] && { grep -v "^ok " "$L/twins.txt" | tail -30; python3 scripts/twin_kinds.py "$OUT/twins.json" | tee "$OUT/kinds.md"; }
 echo "twins done ($(elapsed) s)"
+# VARIANTS="NAME:harvest.twin.MODULE.CONSTANT=INT[,...] ...": the twins again with those constants changed
+# (scripts/twin_variants.py); each variant's changed twins checked and timed in this call, against the figures above
+if [ -n "$targets" ] && [ -n "${VARIANTS:-}" ]; then
+  python3 scripts/twin_variants.py "$X" "$X/variants" $VARIANTS
+  for v in $VARIANTS; do
+    name=${v%%:*}
+    [ -s "$X/variants/$name/changed.txt" ] || continue
+    timeout ${VARIANT_S:-200} python3 scripts/gpu_twins.py "$OUT/variants/$name" \
+      $(for t in $targets; do echo "$X/variants/$name/$(basename "$t" .py)"; done) --only "$X/variants/$name/changed.txt" > "$L/variant_$name.txt" 2>&1
+    echo "variant $name ($(elapsed) s): $(tail -1 "$L/variant_$name.txt")"
+    python3 scripts/twin_variants.py --compare "$OUT/twins.json" "$OUT/variants/$name/twins.json" | tee "$OUT/variants/$name/compare.md"
+  done
+fi
 # the extractions without their launch data (modules, twins, raw output_code): harvest ptx explains the slow twins
-[ -n "$targets" ] && (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude conv_bmm_autotune . 2>/dev/null)
+[ -n "$targets" ] && (cd "$X" && tar czf "$OUT/extractions.tgz" --exclude records --exclude '*.pt' --exclude conv_bmm_autotune --exclude variants . 2>/dev/null)
 pack_logs
 case " $targets " in *square_compile*) python3 scripts/gpu_bandwidth.py "$OUT" 2>&1 | tee "$OUT/bandwidth.txt" ;; esac
 if [ "${1:-}" = templates ]; then

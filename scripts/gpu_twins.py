@@ -6,7 +6,10 @@ own namespace, kernels and launchers renamed, the extraction's twin_harness.py L
 extensions in parallel, then runs every twin's check() and bench() (twin_harness.Twin) with the joined extension's
 launch function. Prints a table; writes twins.json and twins.md.
 
-    python scripts/gpu_twins.py OUT_DIR EXTRACTION [EXTRACTION ...]
+    python scripts/gpu_twins.py OUT_DIR EXTRACTION [EXTRACTION ...] [--only LIST]
+
+--only LIST: only the twins LIST names, one `EXTRACTION/GRAPH/twin/KERNEL.cu` a line (scripts/twin_variants.py's
+changed.txt), EXTRACTION being the extraction directory's name.
 """
 
 from __future__ import annotations
@@ -35,15 +38,16 @@ PRELUDE = """#include <cstdint>
 """
 
 
-def twins_of(extraction: Path) -> list[dict]:
+def twins_of(extraction: Path, only: set[str] | None = None) -> list[dict]:
     manifest = json.loads((extraction / "manifest.json").read_text())
     found = []
     for graph in manifest["graphs"]:
         for kernel in graph["kernels"]:
             twin = kernel.get("twin") or {}
-            if twin.get("status") == "ok":
+            if twin.get("status") == "ok" and (only is None or f"{extraction.name}/{twin['cuda']}" in only):
                 found.append({"kernel": kernel.get("display_name") or kernel["name"], "kind": kernel["kind"],
-                              "cuda": extraction / twin["cuda"], "module": extraction / twin["module"]})
+                              "cuda": extraction / twin["cuda"], "module": extraction / twin["module"],
+                              "path": f"{extraction.name}/{twin['cuda']}"})
     return found
 
 
@@ -84,17 +88,23 @@ def build(job: tuple[str, str, str, list[str], str]):
 
 
 def main() -> int:
-    out = Path(sys.argv[1])
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        at = args.index("--only")
+        only = set(Path(args[at + 1]).read_text().split())
+        del args[at : at + 2]
+    out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)
-    extractions = [Path(p) for p in sys.argv[2:]]
+    extractions = [Path(p) for p in args[1:]]
     jobs, plans = [], []
     for extraction in extractions:
-        twins = twins_of(extraction)
+        twins = twins_of(extraction, only)
         if not twins:
             continue
         launch_helpers = load(extraction / "twin_harness.py", f"twin_harness_{len(jobs)}").LAUNCH_HELPERS
         cuda, cpp, functions = joined_sources(twins, launch_helpers)
-        name = re.sub(r"\W", "_", f"twins_{extraction.name}")
+        name = re.sub(r"\W", "_", f"twins_{extraction.parent.name}_{extraction.name}" if only is not None else f"twins_{extraction.name}")
         build_dir = f"/tmp/twin-build/{name}"
         jobs.append((name, cuda, cpp, functions, build_dir))
         plans.append((extraction, twins, name, functions, build_dir, cuda, cpp))
@@ -122,7 +132,8 @@ def main() -> int:
             figures = (timing or {}).get("timings", {})
             quantiles = {side: [figures[side][key] for key in ("median_ms", "p20_ms", "p80_ms")] for side in ("twin", "kernel")
                          if "median_ms" in figures.get(side, {})}
-            row = {"extraction": extraction.name, "kernel": twin["kernel"], "kind": twin["kind"], "check": "ok" if ok else "FAIL",
+            row = {"extraction": extraction.name, "kernel": twin["kernel"], "kind": twin["kind"], "path": twin["path"],
+                   "check": "ok" if ok else "FAIL",
                    "twin_ms": quantiles.get("twin"), "triton_ms": quantiles.get("kernel"),
                    "copy_gbps": (timing or {}).get("copy_gbps"), "log": log.getvalue()}
             timing = timing if row["twin_ms"] and row["triton_ms"] else None

@@ -676,3 +676,24 @@ def test_a_user_written_kernel_gets_a_twin_whose_fast_path_stays_inside_its_own_
     assert "scaled_relu_kernel<<<hv::pointwise_blocks(hv_numel, 256, 4), 256," in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
     assert "ld.global.v4.f32" in ptx and "st.global.v4.f32" in ptx
+
+
+def test_twin_variants_write_the_twins_again_with_a_constant_changed_and_list_those_that_differ(small_twins, tmp_path):
+    """scripts/twin_variants.py (the device script's VARIANTS): with no row short enough for a warp
+    (WARP_ROW_LIMIT=0), exactly the warp-per-row twins change, to a block per row, and changed.txt lists them for
+    gpu_twins.py --only; a constant the module does not have is refused, with its name."""
+    script = ROOT / "scripts" / "twin_variants.py"
+    out = tmp_path / "variants"
+    done = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out),
+                           "blockrows:harvest.twin.reduction.WARP_ROW_LIMIT=0"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    changed = (out / "blockrows" / "changed.txt").read_text().split()
+    warp_rows = sorted(f"small_model/{p.relative_to(small_twins)}" for p in small_twins.glob("*/twin/*.cu")
+                       if "hv::warp_reduce(" in p.read_text())
+    assert changed == warp_rows and warp_rows
+    for path in changed:
+        text = (out / "blockrows" / path).read_text()
+        assert "hv::block_reduce(" in text and "hv::warp_reduce(" not in text
+    bad = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out), "bad:harvest.twin.reduction.NO_SUCH=1"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 1 and "harvest.twin.reduction has no NO_SUCH" in bad.stderr

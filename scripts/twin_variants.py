@@ -1,0 +1,104 @@
+"""Twins written again with some of the translators' constants changed, to time them against the twins as they are
+in the same device call (scripts/gpu_twin_speed.sh, VARIANTS=...): one call then weighs several ideas, not one.
+
+    python scripts/twin_variants.py EXTRACTIONS_DIR VARIANTS_DIR "NAME:MODULE.CONSTANT=VALUE[,...]" [...]
+    python scripts/twin_variants.py --compare BASE_TWINS_JSON VARIANT_TWINS_JSON    (gpu_twins.py's, same call)
+
+EXTRACTIONS_DIR holds extractions (one per target) with their twins written at this code. For each variant, each
+extraction is copied to VARIANTS_DIR/NAME/ without its twins, `harvest twin` runs on the copy in a process whose
+constants are changed (`harvest.twin.reduction.GROUPED_LANE_VALUES=4`: a module of harvest.twin, one of its
+upper-case names, an int), and VARIANTS_DIR/NAME/changed.txt lists the twins whose .cu or launcher differ from
+EXTRACTIONS_DIR's, as `EXTRACTION/GRAPH/twin/KERNEL.cu` (what gpu_twins.py --only then checks and times)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SPEC = re.compile(r"(?P<name>[A-Za-z0-9_-]+):(?P<changes>harvest\.twin\.\w+\.[A-Z_][A-Z0-9_]*=-?\d+(,harvest\.twin\.\w+\.[A-Z_][A-Z0-9_]*=-?\d+)*)$")
+
+PATCHED_TWIN = """
+import importlib, runpy, sys
+for change in sys.argv[2].split(","):
+    target, value = change.split("=")
+    module, constant = target.rsplit(".", 1)
+    loaded = importlib.import_module(module)
+    if not hasattr(loaded, constant):
+        print(f"{module} has no {constant}", file=sys.stderr)
+        sys.exit(3)
+    setattr(loaded, constant, int(value))
+sys.argv = ["harvest", "twin", sys.argv[1], "-q"]
+runpy.run_module("harvest", run_name="__main__")
+"""
+
+
+def parse(spec: str) -> tuple[str, str]:
+    found = SPEC.match(spec)
+    if found is None:
+        raise SystemExit(f"twin_variants: {spec!r} is not NAME:harvest.twin.MODULE.CONSTANT=INT[,...]")
+    return found["name"], found["changes"]
+
+
+def twin_files(extraction: Path) -> dict[str, bytes]:
+    """Each twin's .cu and module of an extraction, by path under the extraction's parent."""
+    return {str(p.relative_to(extraction.parent)): p.read_bytes() for p in sorted(extraction.glob("*/twin/*"))
+            if p.suffix in (".cu", ".py")}
+
+
+def compare(base_json: str, variant_json: str) -> int:
+    """Each twin the variant changed: twin / Triton as it is and with the variant, and the medians of both."""
+    import json
+    import statistics
+
+    base = {r["path"]: r for r in json.loads(Path(base_json).read_text()) if r.get("twin_ms") and r.get("triton_ms")}
+    pairs = []
+    print("| twin | kind | check | as it is | variant | variant / as it is (twin ms) |")
+    print("|---|---|---|---|---|---|")
+    for row in json.loads(Path(variant_json).read_text()):
+        mine = base.get(row.get("path"))
+        if not (mine and row.get("twin_ms") and row.get("triton_ms")):
+            print(f"| {row.get('path')} | {row['kind']} | {row['check']} | - | - | - |")
+            continue
+        before, after = mine["twin_ms"][0] / mine["triton_ms"][0], row["twin_ms"][0] / row["triton_ms"][0]
+        pairs.append((before, after))
+        print(f"| {row['path']} | {row['kind']} | {row['check']} | {before:.2f} | {after:.2f} | {row['twin_ms'][0] / mine['twin_ms'][0]:.2f} |")
+    if pairs:
+        print(f"median twin / Triton: as it is {statistics.median(b for b, _ in pairs):.2f}, "
+              f"with the variant {statistics.median(a for _, a in pairs):.2f} ({len(pairs)} twins)")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--compare"] and len(argv) == 3:
+        return compare(argv[1], argv[2])
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    base, out = Path(argv[0]), Path(argv[1])
+    variants = [parse(spec) for spec in argv[2:]]
+    extractions = sorted(p for p in base.iterdir() if (p / "manifest.json").is_file())
+    for name, changes in variants:
+        changed = []
+        for extraction in extractions:
+            copy = out / name / extraction.name
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(extraction, copy, ignore=shutil.ignore_patterns("twin", "build", "__pycache__"))
+            done = subprocess.run([sys.executable, "-c", PATCHED_TWIN, str(copy), changes], capture_output=True, text=True)
+            if done.returncode != 0:
+                print(f"twin_variants: {name}: harvest twin {extraction.name} failed: {done.stderr.strip()[-400:]}", file=sys.stderr)
+                return 1
+            before, after = twin_files(extraction), twin_files(copy)
+            for path in sorted(p for p in after if p.endswith(".cu")):
+                module = path[: -len(".cu")] + "_twin.py"
+                if before.get(path) != after[path] or before.get(module) != after.get(module):
+                    changed.append(path)
+        (out / name / "changed.txt").write_text("".join(f"{p}\n" for p in changed))
+        print(f"variant {name} ({changes}): {len(changed)} twins differ", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
