@@ -289,6 +289,10 @@ LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent ch
 MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously with one load: vectors a thread loads a step
 GROUPED_LANE_VALUES = 8  # a warp-per-row lane takes its values in 16-byte groups when a group holds this many or more
 SPLIT_SHARED_BYTES = 32 * 1024  # a mix-order reduction's column sums, one row of them per warp, at most this much shared memory
+# Not yet weighed on the H200, for scripts/twin_variants.py (0: as timed in session 20): a mix-order reduction's
+# block per row with this many threads (Triton's own program has 128), and warps per row for rows without groups.
+SPLIT_BLOCK_THREADS = 0
+SPLIT_WARPS_UNGROUPED = 0
 
 
 class Lanes:
@@ -998,7 +1002,7 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
     groups = _lane_groups(parts.loop_body, axes, facts, parts.row, rnumel) if rnumel <= WARP_ROW_LIMIT else ([], 1)
     # a warp per row only with 16-byte groups (bf16 rows): on the H200 the warps gained there (1.54x -> 1.15x of
     # Triton's time) and lost on fp32 rows (1.74x -> 2.22x), which keep the block per row (session 20)
-    warps = groups[1] > 1 and shared_bytes <= SPLIT_SHARED_BYTES
+    warps = (groups[1] > 1 or (SPLIT_WARPS_UNGROUPED and rnumel <= WARP_ROW_LIMIT)) and shared_bytes <= SPLIT_SHARED_BYTES
     if groups[1] > 1:  # a lane's neighbouring columns: their sums `rnumel / width` apart (no bank conflicts)
         parts = _split_parts(facts, loop, f"({{columns}} % {groups[1]}) * {rnumel // groups[1]} + {{columns}} // {groups[1]}")
     copies = ROWS_PER_BLOCK if warps else 1
@@ -1081,7 +1085,7 @@ def translate_split_rows(facts: ModuleFacts, loop: ast.For) -> TwinSource:
                  "column's sum over a warp's rows kept in that warp's shared memory by the lane it belongs to, the "
                  "warps' sums added, then stored to the workspace"]
     else:
-        threads = "hv::row_threads(hv_rnumel)"
+        threads = f"{SPLIT_BLOCK_THREADS}" if SPLIT_BLOCK_THREADS else "hv::row_threads(hv_rnumel)"
         notes = [f"a mix-order reduction: one thread block per program, over its {split} rows one after the other; "
                  "the block's threads stride over each row",
                  "each row's reductions combined by warp shuffles and shared memory; each column's sum over the program's rows "
