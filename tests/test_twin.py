@@ -23,6 +23,7 @@ from harvest.resources import load_template
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.cpp import Uses
 from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
+from harvest.twin import reduction
 from harvest.twin.body import program_offsets_apart, steps_within_groups
 from harvest.twin.command import twin_module_text
 from harvest.writer import sha256
@@ -697,3 +698,28 @@ def test_twin_variants_write_the_twins_again_with_a_constant_changed_and_list_th
     bad = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out), "bad:harvest.twin.reduction.NO_SUCH=1"],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 1 and "harvest.twin.reduction has no NO_SUCH" in bad.stderr
+
+
+@pytest.fixture(scope="module")
+def graph_break_h200(tmp_path_factory) -> Path:
+    """graph_break_recompile's first H200 graph read as an artifact: a column sum over 128 rows 2048 floats apart."""
+    return artifact(tmp_path_factory, "graph_break_recompile/g0_forward")
+
+
+@needs_nvcc
+def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_variant(graph_break_h200, tmp_path, monkeypatch):
+    """COLUMN_ROWS_PER_LANE=4 (a variant for the device to weigh; off by default): a looped column reduction's
+    thread takes 4 neighbouring rows, reads them with one 16-byte load per column step when all 4 rows are there,
+    the column mask holds and the address is aligned, keeps one accumulator a row, and reduces each row in turn."""
+    assert "hv_first" not in twin_of(graph_break_h200, "g0_forward/sum_kernel.py").cuda  # off: the twin as timed
+    monkeypatch.setattr(reduction, "COLUMN_ROWS_PER_LANE", 4)
+    twin = twin_of(graph_break_h200, "g0_forward/sum_kernel.py")
+    assert "const int64_t hv_first = hv_tile + 4 * static_cast<int64_t>(threadIdx.x);" in twin.cuda
+    assert "float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};  // one a row" in twin.cuda
+    assert ("hv_fast_a_ptr = hv_first + 4 <= hv_rows && col_mask && "
+            "hv::aligned16(a_ptr + ((row_inner + (2048 * cols)) + (262144 * row_outer)));") in twin.cuda
+    assert "const float hv_sum = hv::column_reduce(total_acc_copies[hv_e], hv::Sum());" in twin.cuda
+    assert "if (threadIdx.y == 0 && hv_row_ok) out_ptr[rows] = total;" in twin.cuda
+    assert "<<<hv::column_blocks((hv_rows + 3) / 4), hv::column_threads(hv_rows, hv_rnumel)," in twin.launcher
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ptx.count("ld.global.v4.u32") == 1

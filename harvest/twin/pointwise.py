@@ -181,14 +181,15 @@ def declare_grouped(out, facts: ModuleFacts, grouped: list[tuple[str, ast.Call, 
 
 
 def emit_grouped(out, axes: Axes, statements: Statements, special: dict, stmt: ast.stmt, kind: str, call: ast.Call,
-                 pointer: str, flag: str, array: str, at: str) -> None:
+                 pointer: str, flag: str, array: str, at: str, condition: str = "") -> None:
     """A grouped access in the fast path's loop: at the group's first element its address decides (aligned: one
-    vector load now, or one vector store after the loop); each element then uses the vector, or goes alone."""
+    vector load now, or one vector store after the loop); each element then uses the vector, or goes alone.
+    `condition` (C++): what else the vector load needs, decided at the group's first element too."""
     pointer_code, offset = statements.x.address(call.args[0])
     key = f"hv_vector_{kind}:{ast.unparse(call)}"
     out.open("if (hv_e == 0) {")
     if kind == "load":
-        out.emit(f"{flag} = hv::aligned16({pointer_code} + {offset.code});")
+        out.emit(f"{flag} = {condition + ' && ' if condition else ''}hv::aligned16({pointer_code} + {offset.code});")
         out.emit(f"if ({flag}) hv::load_vector({pointer_code} + {offset.code}, {array});")
         out.close()
         scalar = Expressions(out, axes).load(call)

@@ -223,6 +223,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     rows = exprs(facts.grid[0])
     rnumel = exprs(rnumel_node)
     warps = not columns and not looped and rnumel.code.isdigit() and 0 < int(rnumel.code) <= WARP_ROW_LIMIT
+    grouped_rows = _column_groups(body, axes, row_name, facts) if columns and looped and COLUMN_ROWS_PER_LANE > 1 else None
     lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.rows()
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
     lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
@@ -236,6 +237,13 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         out.open("for (int64_t hv_row = static_cast<int64_t>(blockIdx.x) * hv_warps + threadIdx.x / 32; hv_row < hv_rows; "
                  "hv_row += static_cast<int64_t>(gridDim.x) * hv_warps) {")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
+    elif grouped_rows is not None:
+        out.emit(f"// the reduced dimension is the outer one: a block takes {32 * COLUMN_ROWS_PER_LANE} neighbouring rows, "
+                 f"{COLUMN_ROWS_PER_LANE} a thread (16-byte loads),")
+        out.emit(f"// and its threadIdx.y threads stride over their {ast.unparse(rnumel_node)} elements")
+        out.open(f"for (int64_t hv_tile = static_cast<int64_t>(blockIdx.x) * {32 * COLUMN_ROWS_PER_LANE}; hv_tile < hv_rows; "
+                 f"hv_tile += static_cast<int64_t>(gridDim.x) * {32 * COLUMN_ROWS_PER_LANE}) {{")
+        out.emit(f"const int64_t hv_first = hv_tile + {COLUMN_ROWS_PER_LANE} * static_cast<int64_t>(threadIdx.x);  // this thread's first row")
     elif columns:
         out.emit("// the reduced dimension is the outer one: a block takes 32 neighbouring rows (threadIdx.x, so loads coalesce)")
         out.emit(f"// and its threadIdx.y threads stride over their {ast.unparse(rnumel_node)} elements")
@@ -247,7 +255,9 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
     step = LOOP_COPIES
-    if looped:
+    if grouped_rows is not None:
+        _emit_column_groups(out, body, axes, exprs, reductions, lanes, row_name, row_dtype, grouped_rows)
+    elif looped:
         step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
     else:
         kept = None
@@ -264,6 +274,11 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         blocks, threads = "hv::warp_row_blocks(hv_rows)", "32 * hv::WARP_ROWS_PER_BLOCK"
         notes = [f"one warp per row, {ROWS_PER_BLOCK} rows a block of {32 * ROWS_PER_BLOCK} threads (grid-stride over rows); "
                  "its lanes stride over the row", "per-lane partials combined by warp shuffles (no shared memory, no block barrier)"]
+    elif grouped_rows is not None:
+        blocks, threads = f"hv::column_blocks((hv_rows + {COLUMN_ROWS_PER_LANE - 1}) / {COLUMN_ROWS_PER_LANE})", "hv::column_threads(hv_rows, hv_rnumel)"
+        notes = [f"a reduction over the outer dimension: {32 * COLUMN_ROWS_PER_LANE} rows per block, {COLUMN_ROWS_PER_LANE} "
+                 "neighbouring rows a thread along threadIdx.x (16-byte loads where aligned), threadIdx.y threads stride "
+                 "over the reduced dimension", "each row's partials combined through shared memory"]
     elif columns:
         blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rows, hv_rnumel)"  # 32 rows x up to 16 lanes
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
@@ -289,10 +304,12 @@ LOOP_COPIES = 4  # a looped reduction's accumulators, per thread: independent ch
 MAX_CHUNKS = 4  # a looped reduction reading its rows contiguously with one load: vectors a thread loads a step
 GROUPED_LANE_VALUES = 8  # a warp-per-row lane takes its values in 16-byte groups when a group holds this many or more
 SPLIT_SHARED_BYTES = 32 * 1024  # a mix-order reduction's column sums, one row of them per warp, at most this much shared memory
-# Not yet weighed on the H200, for scripts/twin_variants.py (0: as timed in session 20): a mix-order reduction's
-# block per row with this many threads (Triton's own program has 128), and warps per row for rows without groups.
+# Not yet weighed on the H200, for scripts/twin_variants.py (0 or 1: as timed in session 20): a mix-order reduction's
+# block per row with this many threads (Triton's own program has 128), and warps per row for rows without groups;
+# a looped column reduction's thread taking this many neighbouring rows (one 16-byte load for them, as Triton does).
 SPLIT_BLOCK_THREADS = 0
 SPLIT_WARPS_UNGROUPED = 0
+COLUMN_ROWS_PER_LANE = 1
 
 
 class Lanes:
@@ -635,6 +652,116 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             row_statements.statement(stmt)
         defined |= defines(stmt)
     return step or LOOP_COPIES
+
+
+@dataclass(frozen=True)
+class ColumnGroups:
+    """A looped column reduction taken COLUMN_ROWS_PER_LANE neighbouring rows a thread: its one loop, the statements
+    before it that compute from the row (each row's, again where it is needed), and its loads contiguous along the
+    rows ("load", call, pointer), read through one 16-byte vector per column step where aligned."""
+
+    loop: ast.For
+    row_level: list[ast.stmt]
+    grouped: list[tuple[str, ast.Call, str]]
+
+
+def _column_groups(body: list[ast.stmt], axes: Axes, row_name: str, facts: ModuleFacts) -> ColumnGroups | None:
+    """The ColumnGroups of a looped column reduction, or None where the mapping does not apply: more than one loop,
+    a load before the loop that moves with the row (it would be loaded again each column step), or no load that is
+    contiguous along the rows in groups of COLUMN_ROWS_PER_LANE with a mask the same for all of them."""
+    loops = [s for s in body if isinstance(s, ast.For)]
+    if len(loops) != 1:
+        return None
+    loop = loops[0]
+    before = body[: body.index(loop)]
+    moving = {row_name}
+    for stmt in before:
+        if names_used(stmt) & moving:
+            moving |= defines(stmt)
+    row_level = [s for s in before if defines(s) & moving]
+    if any(isinstance(n, ast.Call) and dotted(n.func) == "tl.load" for s in row_level for n in ast.walk(s)):
+        return None
+    inner = row_level + [s for s in loop.body if not isinstance(s, ast.For)]
+    uniform = {name for s in inner if isinstance(s, ast.Assign) for name in defines(s) if not names_used(s) & moving}
+    stand_ins = {loop.target.id: 0, axes.reduction_base: 3}
+    grouped, width = grouped_accesses(inner, row_name, axis_masks(inner, {row_name}) | uniform, facts, [], 16, stand_ins)
+    grouped = [g for g in grouped if g[0] == "load" and 16 // CTYPES[facts.arg_dtypes[g[2]]][1] == COLUMN_ROWS_PER_LANE]
+    if not grouped or width < COLUMN_ROWS_PER_LANE:
+        return None
+    return ColumnGroups(loop, row_level, grouped)
+
+
+def _emit_column_groups(out, body, axes, exprs, reductions, lanes: Lanes, row_name: str, row_dtype: str,
+                        groups: ColumnGroups) -> None:
+    """Inside the tile loop (hv_first: the thread's first row): the accumulators, one copy per row of the thread; the
+    column loop, each step's rows in turn (hv_e), their grouped loads one vector at hv_e 0 when all the thread's
+    rows are there, the mask holds and the address is aligned; then each row's reductions and row statements."""
+    rows_per_lane = COLUMN_ROWS_PER_LANE
+    ctype = CTYPES[row_dtype][0]
+    row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
+    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
+    position = body.index(groups.loop)
+    defined: set[str] = set()
+    for stmt in body[:position]:
+        if stmt not in groups.row_level and defines(stmt) != {axes.reduction_base}:
+            row_statements.statement(stmt)
+        defined |= defines(stmt)
+    _check_loop(groups.loop, body[position + 1 :], defined)
+    out.declare(axes.reduction_base, "i32", lanes.lane)
+    copies: dict[str, tuple[str, str, int]] = {}
+    for acc in sorted({n for s in groups.loop.body for n in defines(s)} & defined):
+        var = out.lookup(acc)
+        array = out.fresh(f"{acc}_copies")
+        out.taken.add(array)
+        out.emit(f"{out.ctype(var.dtype)} {array}[{rows_per_lane}] = {{{', '.join([var.cname] * rows_per_lane)}}};  // one a row")
+        copies[acc] = (array, var.dtype, rows_per_lane)
+
+    def open_row() -> None:
+        out.emit("#pragma unroll")
+        out.open(f"for (int32_t hv_e = 0; hv_e < {rows_per_lane}; ++hv_e) {{  // the thread's row hv_e")
+        out.emit("const bool hv_row_ok = hv_first + hv_e < hv_rows;  // past the last row: compute the last, store nothing")
+        out.declare(row_name, row_dtype, f"static_cast<{ctype}>(hv_row_ok ? hv_first + hv_e : hv_rows - 1)")
+        for stmt in groups.row_level:
+            row_statements.statement(stmt)
+
+    _, stop = _loop_range(groups.loop, axes)
+    stop_code = exprs(stop)
+    cname = out.fresh(groups.loop.target.id)
+    out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {lanes.count}) {{")
+    out.bind(groups.loop.target.id, Var(cname, "i32", len(out.scopes)))
+    found = declare_grouped(out, out.facts, groups.grouped, rows_per_lane)
+    open_row()
+    for acc, (array, dtype, _) in copies.items():
+        out.bind(acc, Var(f"{array}[hv_e]", dtype, len(out.scopes)))
+    out.open(f"if ({cname} + {lanes.lane} < {stop_code.code}) {{")
+    for stmt in groups.loop.body:
+        access = found.get(id(access_call(stmt)))
+        if access is None:
+            lane_statements.statement(stmt)
+            continue
+        mask = mask_of(access[1])
+        condition = f"hv_first + {rows_per_lane} <= hv_rows"
+        if mask is not None and not (isinstance(mask, ast.Constant) and mask.value is None):
+            condition += f" && {out.cast(exprs(mask), 'i1')}"
+        emit_grouped(out, axes, lane_statements, exprs.special, stmt, *access, condition=condition)
+    out.close()
+    out.close()
+    out.close()
+    open_row()
+    for stmt in body[position + 1 :]:
+        reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
+        if reduction is None:
+            row_statements.statement(stmt)
+            continue
+        kind, arguments, call = reduction
+        fast = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
+        accumulators = sorted(set().union(*(names_in(a) for a in arguments)) & set(copies))
+        state, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, (kind, arguments, fast), "hv_e")
+        result = out.fresh("hv_" + kind.replace("_", ""))
+        out.emit(f"const {state} {result} = {lanes.reduce}({value}, {reductions.combiner(kind, fast)});")
+        out.bind(f" {result}", Var(result, "", len(out.scopes)))
+        _bind_result(out, row_statements, stmt, result, fields)
+    out.close()
 
 
 def _copy_state(out, exprs, reductions, copies, accumulators, state_of, v: str) -> tuple[str, str, list]:
