@@ -92,6 +92,8 @@ def main() -> int:
     only = None
     if "--only" in args:
         at = args.index("--only")
+        if at + 1 >= len(args) or not Path(args[at + 1]).is_file():
+            raise SystemExit("gpu_twins: --only needs a file of twin paths, one `EXTRACTION/GRAPH/twin/KERNEL.cu` a line")
         only = set(Path(args[at + 1]).read_text().split())
         del args[at : at + 2]
     out = Path(args[0])

@@ -40,11 +40,15 @@ def main(argv: list[str]) -> int:
     same_config = {tuple(a.split("=", 1)[1].split(":", 1)) for a in argv if a.startswith("--same-config=")}
     variants = {tuple(a.split("=", 1)[1].split(":", 1)) for a in argv if a.startswith("--variant=")}
     argv = [a for a in argv if not a.startswith(("--same-config=", "--variant="))]
+    if len(argv) < 2:
+        raise SystemExit(__doc__)
     final, calls = Path(argv[0]), []
     for spec in argv[1:]:
-        name, rest = spec.split("=", 1)
-        path, extractions = rest.split(":", 1)
-        calls.append((name, json.load(open(path)), Path(extractions)))
+        name, _, rest = spec.partition("=")
+        path, _, extractions = rest.partition(":")
+        if not (name and Path(path).is_file() and Path(extractions).is_dir()):
+            raise SystemExit(f"twin_table: {spec!r} is not CALL_NAME=TWINS_JSON:EXTRACTIONS_DIR of a file and a directory")
+        calls.append((name, json.loads(Path(path).read_text()), Path(extractions)))
     rows = []
     for extraction in sorted(p for p in final.iterdir() if (p / "manifest.json").is_file()):
         mine = twins_in_order(extraction)

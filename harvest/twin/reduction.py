@@ -341,14 +341,14 @@ class Kept:
     a loaded (or randomly drawn) value, `per_lane` of them, in an array the fully unrolled passes index by hv_k.
     A load from memory the kernel also stores to is not kept (a later pass must read what was stored)."""
 
-    def __init__(self, rnumel: int, stored: set[str], grouped: list[tuple[str, ast.Call, str]] = (), width: int = 1):
+    def __init__(self, rnumel: int, stored: set[str], grouped: list[tuple[str, ast.Call, str]] | None = None, width: int = 1):
         self.per_lane = -(-rnumel // 32)
         self.stored = stored
         self.arrays: dict[str, tuple[str, str]] = {}  # Triton name -> (C++ array, dtype)
         # a lane's values in groups of `width` neighbours (lane l: width * l + 0..width-1 of each 32 * width), so that
         # the `grouped` accesses (contiguous in each group) go through 16-byte vectors where aligned; 1: lanes stride
         self.width = width
-        self.grouped = {id(call): (kind, call, pointer) for kind, call, pointer in grouped}
+        self.grouped = {id(call): (kind, call, pointer) for kind, call, pointer in grouped or []}
 
     def worth_keeping(self, stmt: ast.stmt) -> str | None:
         """The name `stmt` defines, when its value is worth keeping and a lane has the registers for it."""
@@ -559,12 +559,7 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             if step is None:
                 step = chunks * width
             carried = sorted({n for s in stmt.body for n in defines(s)} & defined)
-            for acc in carried:
-                var = out.lookup(acc)
-                array = out.fresh(f"{acc}_copies")
-                out.taken.add(array)
-                out.emit(f"{out.ctype(var.dtype)} {array}[{width}] = {{{', '.join([var.cname] * width)}}};")
-                copies[acc] = (array, var.dtype, width)
+            copies.update(_declare_copies(out, carried, width))
             variable = stmt.target.id
             cname = out.fresh(variable)
             out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
@@ -708,13 +703,7 @@ def _emit_column_groups(out, body, axes, exprs, reductions, lanes: Lanes, row_na
         defined |= defines(stmt)
     _check_loop(groups.loop, body[position + 1 :], defined)
     out.declare(axes.reduction_base, "i32", lanes.lane)
-    copies: dict[str, tuple[str, str, int]] = {}
-    for acc in sorted({n for s in groups.loop.body for n in defines(s)} & defined):
-        var = out.lookup(acc)
-        array = out.fresh(f"{acc}_copies")
-        out.taken.add(array)
-        out.emit(f"{out.ctype(var.dtype)} {array}[{rows_per_lane}] = {{{', '.join([var.cname] * rows_per_lane)}}};  // one a row")
-        copies[acc] = (array, var.dtype, rows_per_lane)
+    copies = _declare_copies(out, sorted({n for s in groups.loop.body for n in defines(s)} & defined), rows_per_lane, "  // one a row")
 
     def open_row() -> None:
         out.emit("#pragma unroll")
@@ -762,6 +751,18 @@ def _emit_column_groups(out, body, axes, exprs, reductions, lanes: Lanes, row_na
         out.bind(f" {result}", Var(result, "", len(out.scopes)))
         _bind_result(out, row_statements, stmt, result, fields)
     out.close()
+
+
+def _declare_copies(out: Emitter, accumulators: list[str], count: int, note: str = "") -> dict[str, tuple[str, str, int]]:
+    """An array of `count` copies of each accumulator, each starting at its value: acc -> (array, dtype, count)."""
+    copies = {}
+    for acc in accumulators:
+        var = out.lookup(acc)
+        array = out.fresh(f"{acc}_copies")
+        out.taken.add(array)
+        out.emit(f"{out.ctype(var.dtype)} {array}[{count}] = {{{', '.join([var.cname] * count)}}};{note}")
+        copies[acc] = (array, var.dtype, count)
+    return copies
 
 
 def _copy_state(out, exprs, reductions, copies, accumulators, state_of, v: str) -> tuple[str, str, list]:
