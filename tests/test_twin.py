@@ -16,16 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest
+from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest, run_check
 
 from harvest.errors import NoDeviceError
 from harvest.resources import load_template
-from harvest.twin import NoTwin, read_module, translate
-from harvest.twin.cpp import Uses
-from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
-from harvest.twin import reduction
+from harvest.twin import NoTwin, read_module, reduction, translate
 from harvest.twin.body import program_offsets_apart, steps_within_groups
 from harvest.twin.command import twin_module_text
+from harvest.twin.cpp import Uses
+from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
 from harvest.writer import sha256
 
 NVCC = shutil.which("nvcc")
@@ -723,3 +722,95 @@ def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_varian
     assert "<<<hv::column_blocks((hv_rows + 3) / 4), hv::column_threads(hv_rows, hv_rnumel)," in twin.launcher
     ptx = ptx_of(twin.cuda, tmp_path)
     assert ptx.count("ld.global.v4.u32") == 1
+
+
+@pytest.fixture(scope="module")
+def cooperative(tmp_path_factory) -> Path:
+    """examples/models/cooperative.py extracted on the CPU path: two cooperative reductions (RSPLIT programs a row)."""
+    out = tmp_path_factory.mktemp("cooperative") / "cooperative"
+    done = harvest("extract", str(EXAMPLES / "models" / "cooperative.py"), "-o", str(out), "-q", cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_cooperative_reduction_read_as_a_row_reduction_computes_what_the_run_recorded(cooperative):
+    """What the twin translates is the kernel with RSPLIT = 1 (the split's workspace, barrier and peers gone, the
+    rows on program axis 0): that kernel, run by the Triton interpreter in place of the extracted one, passes
+    --check against the run's record (made with RSPLIT 1 and 2) and the eager reference."""
+    from harvest.module.file import read_module_file
+    from harvest.twin.cooperative import as_row_reduction, is_cooperative
+
+    for name in ("var_mean_sum_amax_kernel", "mul_abs_mean_kernel"):
+        path = cooperative / "g0_inference" / f"{name}.py"
+        text = path.read_text(encoding="utf-8")
+        module = read_module_file(text, path.name)
+        assert is_cooperative(module.constexprs, module.grid)
+        body, grid = as_row_reduction(list(module.kernel.body), module.grid)
+        names = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+        assert not names & {"rsplit_id", "rsplit_start", "rsplit_end", "HAS_RSPLIT", "ws", "sem_ptr", "ws_ptr"}, names
+        kernel = module.kernel
+        def_line = next(line for line in text.splitlines() if line.startswith(f"def {name}("))
+        rows_only = "\n".join(["    " + line for s in body for line in ast.unparse(s).splitlines()])
+        start = text.index(def_line) + len(def_line) + 1
+        end = text.index("# <<< kernel")
+        assert kernel.name == name
+        edited = text[:start] + rows_only + "\n" + text[end:]
+        edited, count = re.subn(r"\n    grid = \(config\[\"RSPLIT\"\], (.*)\)\n", r"\n    grid = (\1)\n", edited)
+        assert count == 1 and ast.unparse(grid[0]).replace("'", '"') in edited
+        rows_path = path.with_name(f"{name}_rows.py")
+        rows_path.write_text(edited, encoding="utf-8")
+        done = run_check(rows_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "differs" not in done.stdout
+
+
+@needs_nvcc
+def test_a_cooperative_reduction_gets_a_twin_that_splits_each_row_over_blocks(cooperative, tmp_path):
+    """The twin splits a row over as many blocks as the GPU holds at once beside the other rows' (its own choice,
+    not RSPLIT): each block folds its chunk (whole steps of its threads), the reductions ready after the loop publish
+    their block partials to the workspace before one grid barrier, each block combines its row's partials in split
+    order, and the row's first block stores. The launch is cooperative when the split is more than one; the
+    kernel's own workspace and semaphore are not passed."""
+    twin = twin_of(cooperative, "g0_inference/var_mean_sum_amax_kernel.py")
+    assert "sem_ptr" not in twin.params and "ws_ptr" not in twin.params
+    assert "not passed: sem_ptr, ws_ptr" in twin_module_text(twin, "g0_inference", "var_mean_sum_amax_kernel.py",
+                                                             ("inout_ptr", "inout_1_ptr", "a_ptr", "weight_ptr", "out_ptr",
+                                                              "sem_ptr", "ws_ptr", "n_rows", "n_cols"))
+    assert "for (int64_t hv_row = blockIdx.x / hv_splits; hv_row < hv_rows; hv_row += gridDim.x / hv_splits) {" in twin.cuda
+    assert "for (int32_t col_start = hv_begin; col_start < hv_end; col_start += 4 * blockDim.x) {" in twin.cuda
+    assert twin.cuda.count("hv::split_publish(") == 3 and twin.cuda.count("hv::grid_sync(hv_splits);") == 1
+    assert twin.cuda.index("hv::grid_sync(hv_splits);") < twin.cuda.index("hv::split_gather(")
+    assert twin.cuda.count("hv::split_gather(") == 3
+    assert "if (threadIdx.x == 0 && hv_split == 0 && row_mask) out_ptr[rows] = copy;" in twin.cuda
+    assert "#include <cooperative_groups.h>" in twin.cuda
+    assert "hv::launch_rows_split(hv_splits > 1, var_mean_sum_amax_kernel, hv::split_blocks(hv_rows, hv_splits), hv_threads," in twin.launcher
+    assert "hv::split_workspace(hv_splits, hv_rows * hv_splits * 48)" in twin.launcher  # 3 reductions, 16 bytes a block
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert ".entry var_mean_sum_amax_kernel(" in ptx
+    # a kernel whose chunks end at the row's end (no clamp of rsplit_end) reads its length from `rnumel`
+    mean = twin_of(cooperative, "g0_inference/mul_abs_mean_kernel.py")
+    assert "hv_splits) {" in mean.cuda and mean.cuda.count("hv::split_publish(") == 1
+    ptx_of(mean.cuda, tmp_path, "mean")
+
+
+@needs_nvcc
+def test_the_launcher_of_a_split_row_twin_compiles_with_torchs_headers(cooperative, tmp_path):
+    """The split-row launcher (occupancy, workspace, a cooperative cudaLaunchKernelEx) is the one launcher the device
+    has not built yet: kernel, the harness's launch helpers and the launcher, compiled as load_inline puts them
+    together (`nvcc -c` with torch's include paths; the CPU wheel lacks one generated CUDA header, stood in for)."""
+    import sysconfig
+
+    from torch.utils.cpp_extension import include_paths
+
+    twin = twin_of(cooperative, "g0_inference/var_mean_sum_amax_kernel.py")
+    harness = load_template("twin_harness.py.j2").render()
+    helpers = re.search(r'LAUNCH_HELPERS = r"""(.*?)"""', harness, re.S).group(1)
+    stub = tmp_path / "stub" / "c10" / "cuda" / "impl"
+    stub.mkdir(parents=True)
+    (stub / "cuda_cmake_macros.h").write_text("#pragma once\n")
+    source = tmp_path / "extension.cu"
+    source.write_text(twin.cuda + helpers + twin.launcher)
+    command = [NVCC, "-c", "-std=c++17", "-arch=sm_90", f"-I{tmp_path / 'stub'}", *(f"-I{p}" for p in include_paths()),
+               f"-I{sysconfig.get_paths()['include']}", "-DTORCH_EXTENSION_NAME=twin", "-o", str(tmp_path / "extension.o"), str(source)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-4000:]

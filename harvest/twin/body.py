@@ -259,9 +259,12 @@ def index_dtype(facts: ModuleFacts, offset_name: str) -> str:
 
 
 def finish(facts: ModuleFacts, out: Emitter, signature: list[str], launcher_args: list[str], launch_lines: list[str],
-            blocks: str, threads: str, shape: str, notes: list[str]) -> TwinSource:
+            blocks: str, threads: str, shape: str, notes: list[str], extra: tuple[list[str], list[str]] = ([], []),
+            cooperative: str = "") -> TwinSource:
     """The .cu (with the helpers its body names, and the parameters it reads) and the launcher (with the parameters
-    it or the kernel reads); `signature` and `launcher_args` are per parameter of facts.params."""
+    it or the kernel reads); `signature` and `launcher_args` are per parameter of facts.params, `extra` the twin's
+    own parameters after them (their signature entries and launcher arguments). cooperative: the launcher's C++
+    condition for a cooperative launch (every block resident, grid barriers allowed), "" for a plain one."""
     body = "\n".join(out.lines)
     read = identifiers(body)
     kept = [i for i, name in enumerate(facts.params) if out.params[name] in read]
@@ -269,14 +272,14 @@ def finish(facts: ModuleFacts, out: Emitter, signature: list[str], launcher_args
     host = identifiers("\n".join([*launch_lines, blocks, threads]))
     launched = tuple(name for i, name in enumerate(facts.params) if i in kept or name in host)
     cuda = load_template("twin.cu.j2").render(
-        kernel_name=facts.name, signature=",\n    ".join(signature[i] for i in kept), body=body, uses=out.uses,
+        kernel_name=facts.name, signature=",\n    ".join([*(signature[i] for i in kept), *extra[0]]), body=body, uses=out.uses,
         helpers=helpers_named(body), unused=unread, shape=shape, notes=notes,
     )
     params = [_launcher_param(facts, name) for name in launched]
     declaration = f"void launch({', '.join(params)});"
     launcher = load_template("twin_launcher.cu.j2").render(
         kernel_name=facts.name, params=", ".join(params), launch_lines=launch_lines, blocks=blocks, threads=threads,
-        arguments=_packed([launcher_args[i] for i in kept], indent=8, width=120),
+        arguments=_packed([*(launcher_args[i] for i in kept), *extra[1]], indent=8, width=120), cooperative=cooperative,
     )
     return TwinSource(facts.name, cuda, launcher, declaration, launched, shape, tuple(notes))
 

@@ -29,7 +29,6 @@ from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 NO_TWIN_KINDS = {
     "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
     "split_scan": "split_scan (its programs pass carries through a workspace with a decoupled look-back)",
-    "cooperative_reduction": "cooperative_reduction (its programs meet at a grid barrier in one cooperative launch)",
 }
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 

@@ -9,12 +9,10 @@ from dataclasses import dataclass
 from harvest.dtypes import TL_DTYPES, TRITON_POINTEE
 from harvest.kernel_facts import kernel_facts
 from harvest.module.file import ModuleFileError, TensorArg, read_module_file
+from harvest.shapes import evaluate_node
 from harvest.syntax import dotted, is_constexpr_annotation
-
-
-class NoTwin(Exception):
-    """This kernel is outside what the CUDA twin translates; the message says why."""
-
+from harvest.twin.cooperative import as_row_reduction, is_cooperative
+from harvest.twin.no_twin import NoTwin
 
 # The twin's dtypes are Triton's names (harvest.dtypes.POINTER_DTYPES) -> (C++ type, bytes). "int"/"float" are
 # untyped Python literals. Triton's fp8 types have no C++ type here: a kernel that uses them gets no twin.
@@ -50,6 +48,7 @@ class ModuleFacts:
     stored: frozenset[str]  # pointers the kernel writes
     pointer_params: frozenset[str]  # parameters that are tensors
     counted_axes: frozenset[int] = frozenset()  # axes whose grid element is the run's count of programs, not a numel
+    split_rows: bool = False  # a cooperative reduction: the twin may split each row over several blocks
 
 
 @dataclass(frozen=True)
@@ -78,13 +77,17 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
         raise NoTwin(f"the kernel calls the @triton.jit helper(s) {', '.join(called)}, which the twin does not translate")
     constexprs = {k: v for k, v in module.constexpr_config.items() if isinstance(v, int)}
     params = module.runtime_params
+    statements, launch_grid = list(kernel.body), module.grid
+    cooperative = is_cooperative(module.constexprs, launch_grid)
+    if cooperative:
+        statements, launch_grid = as_row_reduction(statements, launch_grid)
     body = []
-    for stmt in kernel.body:
+    for stmt in statements:
         if isinstance(stmt, ast.AnnAssign) and is_constexpr_annotation(stmt.annotation) and isinstance(stmt.target, ast.Name):
-            try:
-                constexprs[stmt.target.id] = ast.literal_eval(stmt.value)
-            except ValueError as exc:
-                raise NoTwin(f"constexpr {stmt.target.id} is not a literal") from exc
+            value = evaluate_node(stmt.value, constexprs)  # a literal, or one of the block sizes (`RBLOCK: tl.constexpr = R0_BLOCK`)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise NoTwin(f"constexpr {stmt.target.id} is not a literal")
+            constexprs[stmt.target.id] = value
             continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):  # a docstring
             continue
@@ -96,8 +99,8 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     pointers = frozenset(module.tensors)
     function = kernel_facts(text).named(kernel.name)
     stored = frozenset(a.pointer for a in function.accesses if a.call in WRITES) if function is not None else frozenset()
-    grid, counted = _grid(module.grid)
-    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted)
+    grid, counted = _grid(launch_grid)
+    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted, cooperative)
 
 
 def _twin_dtype(name: str, value: TensorArg | int | float | bool) -> str:

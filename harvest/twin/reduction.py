@@ -17,13 +17,13 @@ from harvest.twin.body import (
     index_dtype,
     mask_of,
     names_in,
+    names_used,
     offset_at,
     program_offset,
     size_stand_ins,
     split_prologue,
     start_emitter,
     steps_within_groups,
-    names_used,
 )
 from harvest.twin.cpp import Emitter, Value, Var, literal
 from harvest.twin.expressions import Expressions, Statements
@@ -224,7 +224,8 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     rnumel = exprs(rnumel_node)
     warps = not columns and not looped and rnumel.code.isdigit() and 0 < int(rnumel.code) <= WARP_ROW_LIMIT
     grouped_rows = _column_groups(body, axes, row_name, facts) if columns and looped and COLUMN_ROWS_PER_LANE > 1 else None
-    lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.rows()
+    split = facts.split_rows and looped and not columns
+    lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.split_rows() if split else Lanes.rows()
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
     lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
     reductions = RowReductions(out)
@@ -250,15 +251,23 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         out.open("for (int64_t hv_tile = static_cast<int64_t>(blockIdx.x) * 32; hv_tile < hv_rows; hv_tile += static_cast<int64_t>(gridDim.x) * 32) {")
         out.emit("const bool hv_row_ok = hv_tile + threadIdx.x < hv_rows;  // the last tile's extra threads compute the last row, store nothing")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row_ok ? hv_tile + threadIdx.x : hv_rows - 1)")
+    elif split:
+        out.emit("// each row split over hv_splits blocks (more than one: a cooperative launch with every block resident, "
+                 "one row a block);")
+        out.emit(f"// a block's threads stride over its chunk of the row's {ast.unparse(rnumel_node)} elements")
+        out.emit("const int32_t hv_split = static_cast<int32_t>(blockIdx.x % hv_splits);  // this block's chunk of its row")
+        out.open("for (int64_t hv_row = blockIdx.x / hv_splits; hv_row < hv_rows; hv_row += gridDim.x / hv_splits) {")
+        out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
     else:
         out.emit(f"// one thread block per row; its threads stride over the row's {ast.unparse(rnumel_node)} elements")
         out.open("for (int64_t hv_row = blockIdx.x; hv_row < hv_rows; hv_row += gridDim.x) {")
         out.declare(row_name, row_dtype, f"static_cast<{CTYPES[row_dtype][0]}>(hv_row)")
     step = LOOP_COPIES
+    slots: list[int] = []  # split: the workspace slots its reductions publish to
     if grouped_rows is not None:
         _emit_column_groups(out, body, axes, exprs, reductions, lanes, row_name, row_dtype, grouped_rows)
     elif looped:
-        step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts)
+        step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts, slots)
     else:
         kept = None
         if warps:
@@ -279,6 +288,22 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         notes = [f"a reduction over the outer dimension: {32 * COLUMN_ROWS_PER_LANE} rows per block, {COLUMN_ROWS_PER_LANE} "
                  "neighbouring rows a thread along threadIdx.x (16-byte loads where aligned), threadIdx.y threads stride "
                  "over the reduced dimension", "each row's partials combined through shared memory"]
+    elif split:
+        launch_lines += [
+            f"const int hv_threads = hv::row_threads((hv_rnumel + {step - 1}) / {step});",
+            f"const int32_t hv_splits = hv::row_splits(reinterpret_cast<const void*>(&{facts.name}), hv_rows, hv_rnumel, hv_threads, {step});",
+            f"// {len(slots)} reduction{'s' if len(slots) != 1 else ''}: a 16-byte partial each per block, combined after the grid barrier",
+            f"torch::Tensor hv_workspace = hv::split_workspace(hv_splits, hv_rows * hv_splits * {16 * len(slots)});",
+        ]
+        blocks, threads = "hv::split_blocks(hv_rows, hv_splits)", "hv_threads"
+        notes = ["each row split over as many blocks as the GPU holds at once beside the other rows' (a cooperative launch "
+                 "when more than one), threads stride over the block's chunk of the row",
+                 "per-thread partials combined by warp shuffles and shared memory, then the blocks' partials through a "
+                 "workspace after a grid barrier (one per group of reductions)"]
+        extra = (["unsigned char* hv_workspace", "int32_t hv_splits"],
+                 ["hv_splits > 1 ? hv_workspace.data_ptr<unsigned char>() : nullptr", "hv_splits"])
+        return finish(facts, out, signature, launcher_args, launch_lines, blocks, threads, "reduction", notes,
+                      extra=extra, cooperative="hv_splits > 1")
     elif columns:
         blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rows, hv_rnumel)"  # 32 rows x up to 16 lanes
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
@@ -318,10 +343,17 @@ class Lanes:
     (columns: the reduced dimension is the outer one)."""
 
     def __init__(self, lane: str, count: str, reduce: str, row_store_guard: tuple[str, ...], lane_store_guard: tuple[str, ...],
-                 barrier: str = "__syncthreads();"):
+                 barrier: str = "__syncthreads();", split: bool = False):
         self.lane, self.count, self.reduce = lane, count, reduce
         self.row_store_guard, self.lane_store_guard = row_store_guard, lane_store_guard
         self.barrier = barrier
+        self.split = split  # a row split over hv_splits blocks (split_rows): each folds its chunk of every loop
+
+    @classmethod
+    def split_rows(cls) -> Lanes:
+        """Rows, each split over hv_splits blocks: the row's first block stores its row values."""
+        return cls("static_cast<int32_t>(threadIdx.x)", "blockDim.x", "hv::block_reduce", ("threadIdx.x == 0", "hv_split == 0"), (),
+                   split=True)
 
     @classmethod
     def rows(cls) -> Lanes:
@@ -535,7 +567,7 @@ class VectorLoads:
 
 
 def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes, row_name: str,
-                 facts: ModuleFacts) -> None:
+                 facts: ModuleFacts, slots: list[int] | None = None) -> int:
     """Each thread keeps LOOP_COPIES copies of the loop's accumulators (an array each), copy v fed the columns v
     blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
     at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
@@ -543,7 +575,12 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     read by one vector load; and where the one pass over the row has one load, whose address moves with the
     column alone (and no Welford update), a thread takes up to MAX_CHUNKS such vectors a block of threads apart and
     loads them all before it uses any.
+    Split (lanes.split): each loop covers the block's chunk of the row, whole steps of the block's threads; the
+    reductions whose partials are ready together (those of a loop's accumulators) publish them to the workspace
+    slots (appended to `slots`) before one grid barrier, and each then combines its row's partials.
     Returns the columns a thread takes a step in the first loop (the launcher sizes the block by it)."""
+    slots = [] if slots is None else slots
+    published: dict[int, str] = {}  # split: a reduction statement's id -> its block's partial, published
     defined: set[str] = set()
     copies: dict[str, tuple[str, str, int]] = {}  # an accumulator -> (its array of copies, dtype, how many)
     step = None  # columns a thread takes a step in the first loop: the launcher's threads are the row over this
@@ -562,7 +599,17 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             copies.update(_declare_copies(out, carried, width))
             variable = stmt.target.id
             cname = out.fresh(variable)
-            out.open(f"for (int32_t {cname} = 0; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
+            if lanes.split:  # the block's chunk of the row: whole steps, so that vectors stay aligned
+                begin, end = out.fresh("hv_begin"), out.fresh("hv_end")
+                out.taken |= {begin, end}
+                each = f"{chunks * width} * {lanes.count}"
+                out.emit(f"const int32_t {begin} = hv_split * (({stop_code.code} + hv_splits * {each} - 1) / (hv_splits * {each})) * ({each});")
+                out.emit(f"const int32_t {end} = min({begin} + (({stop_code.code} + hv_splits * {each} - 1) / (hv_splits * {each})) * ({each}), "
+                         f"static_cast<int32_t>({stop_code.code}));")
+                stop_code = Value(end, "i32")
+            else:
+                begin = "0"
+            out.open(f"for (int32_t {cname} = {begin}; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
             fast: dict[str, tuple[str, str]] = {}  # a vector-loaded name -> (its fast-path flag, its array)
             full = ""
             if vector and chunks == 1:
@@ -620,27 +667,31 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             continue
         reduction = _reduction_call(stmt.value) if isinstance(stmt, ast.Assign) else None
         if reduction is not None:
-            kind, arguments, call = reduction
+            kind, _, call = reduction
             fast_softmax = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
-            accumulators = sorted(set().union(*(names_in(a) for a in arguments)) & set(copies))
-            count = max((copies[acc][2] for acc in accumulators), default=1)
-            partial = None
-            state_of = (kind, arguments, fast_softmax)
-            if count > LOOP_COPIES:  # the thread's copies, combined in order by a loop
-                ctype, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "0")
-                partial = out.fresh("hv_thread")
-                out.taken.add(partial)
-                out.emit(f"{ctype} {partial} = {value};")
-                out.emit("#pragma unroll")
-                out.open(f"for (int hv_c = 1; hv_c < {count}; ++hv_c) {{")
-                _, value, _ = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "hv_c")
-                out.emit(f"{partial} = {reductions.combiner(kind, fast_softmax)}({partial}, {value});")
-                out.close()
-            for v in range(count if count <= LOOP_COPIES else 0):  # the thread's copies, combined in order
-                ctype, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, str(v))
-                partial = value if partial is None else f"{reductions.combiner(kind, fast_softmax)}({partial}, {value})"
+            combiner = reductions.combiner(kind, fast_softmax)
             result = out.fresh("hv_" + kind.replace("_", ""))
-            out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {reductions.combiner(kind, fast_softmax)});")
+            if lanes.split:
+                if id(stmt) not in published:  # this reduction and the others whose partials are ready with it
+                    following = body[position + 1 :]
+                    following = following[: next((i for i, s in enumerate(following) if isinstance(s, ast.For)), len(following))]
+                    group = [stmt] + [s for s in following if _ready_reduction(s, copies, defined)]
+                    for member in group:
+                        ctype, partial, fields = _thread_partial(out, exprs, reductions, copies, member)
+                        name = out.fresh("hv_block")
+                        out.taken.add(name)
+                        slots.append(len(slots))
+                        member_kind = _reduction_call(member.value)[0]
+                        member_combiner = reductions.combiner(member_kind, _softmax_fast(_reduction_call(member.value)[2])
+                                                              if member_kind == "online_softmax_reduce" else "false")
+                        out.emit(f"const {ctype} {name} = hv::split_publish({partial}, {member_combiner}, hv_workspace, {slots[-1]}, hv_splits);")
+                        published[id(member)] = f"{name}, {member_combiner}, hv_workspace, {slots[-1]}"
+                    out.emit(f"hv::grid_sync(hv_splits);  // the blocks of each row have published {'these partials' if len(group) > 1 else 'this partial'}")
+                ctype, _, fields = _thread_partial(out, exprs, reductions, copies, stmt, emit=False)
+                out.emit(f"const {ctype} {result} = hv::split_gather({published[id(stmt)]}, hv_split, hv_splits);")
+            else:
+                ctype, partial, fields = _thread_partial(out, exprs, reductions, copies, stmt)
+                out.emit(f"const {ctype} {result} = {lanes.reduce}({partial}, {combiner});")
             out.bind(f" {result}", Var(result, "", len(out.scopes)))
             _bind_result(out, row_statements, stmt, result, fields)
         else:
@@ -751,6 +802,47 @@ def _emit_column_groups(out, body, axes, exprs, reductions, lanes: Lanes, row_na
         out.bind(f" {result}", Var(result, "", len(out.scopes)))
         _bind_result(out, row_statements, stmt, result, fields)
     out.close()
+
+
+def _thread_partial(out, exprs, reductions, copies, stmt: ast.Assign, emit: bool = True) -> tuple[str, str, list]:
+    """(C++ type, the thread's partial, result fields) of a reduction statement after a loop: its accumulator copies
+    combined in order (by a loop when there are more than LOOP_COPIES of them, emitted here). emit=False: the type
+    and fields alone."""
+    kind, arguments, call = _reduction_call(stmt.value)
+    fast_softmax = _softmax_fast(call) if kind == "online_softmax_reduce" else "false"
+    combiner = reductions.combiner(kind, fast_softmax)
+    accumulators = sorted(set().union(*(names_in(a) for a in arguments)) & set(copies))
+    count = max((copies[acc][2] for acc in accumulators), default=1)
+    state_of = (kind, arguments, fast_softmax)
+    if not emit:
+        lines = len(out.lines)
+        ctype, _, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "0")
+        del out.lines[lines:]
+        return ctype, "", fields
+    partial = None
+    if count > LOOP_COPIES:  # the thread's copies, combined in order by a loop
+        ctype, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "0")
+        partial = out.fresh("hv_thread")
+        out.taken.add(partial)
+        out.emit(f"{ctype} {partial} = {value};")
+        out.emit("#pragma unroll")
+        out.open(f"for (int hv_c = 1; hv_c < {count}; ++hv_c) {{")
+        _, value, _ = _copy_state(out, exprs, reductions, copies, accumulators, state_of, "hv_c")
+        out.emit(f"{partial} = {combiner}({partial}, {value});")
+        out.close()
+    for v in range(count if count <= LOOP_COPIES else 0):  # the thread's copies, combined in order
+        ctype, value, fields = _copy_state(out, exprs, reductions, copies, accumulators, state_of, str(v))
+        partial = value if partial is None else f"{combiner}({partial}, {value})"
+    return ctype, partial, fields
+
+
+def _ready_reduction(stmt: ast.stmt, copies: dict, defined: set[str]) -> bool:
+    """A reduction whose arguments are all loop accumulators (their copies) or defined before: its partial is ready."""
+    if not isinstance(stmt, ast.Assign) or _reduction_call(stmt.value) is None:
+        return False
+    _, arguments, _ = _reduction_call(stmt.value)
+    used = set().union(*(names_in(a) for a in arguments))
+    return bool(used & set(copies)) and used <= set(copies) | defined
 
 
 def _declare_copies(out: Emitter, accumulators: list[str], count: int, note: str = "") -> dict[str, tuple[str, str, int]]:
