@@ -814,3 +814,65 @@ def test_the_launcher_of_a_split_row_twin_compiles_with_torchs_headers(cooperati
                f"-I{sysconfig.get_paths()['include']}", "-DTORCH_EXTENSION_NAME=twin", "-o", str(tmp_path / "extension.o"), str(source)]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def scans(tmp_path_factory) -> Path:
+    """examples/models/scans.py extracted on the CPU path: persistent scans (rows of 64 and of 16 floats 64 apart),
+    scans beside reductions, and Inductor's looped scan over 4096 columns with its own carry."""
+    out = tmp_path_factory.mktemp("scans") / "scans"
+    done = harvest("extract", str(EXAMPLES / "models" / "scans.py"), "-o", str(out), "-q", cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@needs_nvcc
+def test_scans_get_twins_that_scan_their_rows_in_tiles_of_lanes_with_a_carry(scans, tmp_path):
+    """A scan's combine helper becomes a lambda at the top of the kernel; a row of 64 is scanned in two tiles of a
+    warp's 32 lanes (shuffles up), the second combined with the first's carry; a row taken by a block (16 values 64
+    apart: the scan keeps the row's order along the threads) scans tiles of the block's threads; every lane takes
+    part, one past the row's end neither folding nor storing."""
+    twin = twin_of(scans, "g0_forward/cumsum_sigmoid_cumprod_kernel.py")
+    assert "auto hv_combine = [](const float arg0_0, const float arg1_0) -> float {  // _triton_helper_fn_add0" in twin.cuda
+    assert "auto hv_combine_1 = [](const float arg0_0, const float arg1_0) -> float {  // _triton_helper_fn_mul1" in twin.cuda
+    assert "hv::warp_scan(broadcast, hv_combine, hv_carry_associative_scan, hv_k > 0)" in twin.cuda
+    assert "const bool hv_in = hv_r < 64;" in twin.cuda and "if (hv_in && row_mask) " in twin.cuda
+    ptx = ptx_of(twin.cuda, tmp_path)
+    assert "shfl.sync.up" in ptx
+    outer = twin_of(scans, "g0_forward/logcumsumexp_kernel.py")
+    assert "hv::block_scan(broadcast, hv_combine, hv_carry_associative_scan, hv_r0 > 0)" in outer.cuda
+    assert "const float tmp8 = log1pf(tmp7);" in outer.cuda  # the combine helper, translated statement by statement
+    ptx_of(outer.cuda, tmp_path, "outer")
+    both = twin_of(scans, "g1_backward/sigmoid_eq_cumsum_sum_kernel.py")  # scans, an argmax and a sum of scanned values
+    assert "if (hv_in) hv_partial = hv::ArgMax()(" in both.cuda and "if (hv_in) hv_partial_1 = hv::Sum()(" in both.cuda
+    ptx_of(both.cuda, tmp_path, "both")
+
+
+@needs_nvcc
+def test_inductors_looped_scan_scans_each_tile_of_the_blocks_threads_and_keeps_its_own_carry(scans, tmp_path):
+    """Inductor's looped scan scans each RBLOCK tile alone and carries the tiles before through select_one of the
+    tile's last value: the twin's tile is its block's threads (one column a thread a step, every thread in every
+    step), select_one the last thread's value, and the kernel's carry stays the kernel's."""
+    twin = twin_of(scans, "g0_forward/cumsum_kernel.py")
+    assert "hv::block_scan(broadcast, hv_combine, hv_no_carry, false)" in twin.cuda
+    assert "const float select_one = hv::block_last(associative_scan);" in twin.cuda
+    assert "const_copies[hv_v] = ((roffset > 0) ? add : select_one);" in twin.cuda
+    assert "if (hv_in && col_mask) out_ptr[cols] = where;" in twin.cuda
+    assert "hv::row_threads((hv_rnumel + 0) / 1)" in twin.launcher
+    ptx_of(twin.cuda, tmp_path)
+    carry_read = ("tl.store(out_ptr + (tl.broadcast_to(cols, [BLOCK_ROWS, BLOCK_COLS])), where, col_mask)\n",
+                  "tl.store(out_ptr + (tl.broadcast_to(cols, [BLOCK_ROWS, BLOCK_COLS])), where, col_mask)\n"
+                  "    tl.store(out_ptr + (cols), const, col_mask)\n")
+    with pytest.raises(NoTwin, match="the scan's carry const is used after its loop"):
+        twin_of(scans, "g0_forward/cumsum_kernel.py", edit=carry_read)
+    unmasked = ("a = tl.load(a_ptr + (cols), col_mask,", "a = tl.load(a_ptr + (cols), None,")
+    with pytest.raises(NoTwin, match="a looped scan with a load without a mask"):
+        twin_of(scans, "g0_forward/cumsum_kernel.py", edit=unmasked)
+
+
+def test_every_scan_of_the_scans_model_gets_a_twin(scans, tmp_path):
+    out = tmp_path / "scans"
+    shutil.copytree(scans, out)
+    done = harvest("twin", str(out), *([] if NVCC else ["--no-compile"]), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "reduction: 7 of 7 translated" in done.stderr and "pointwise: 2 of 2 translated" in done.stderr, done.stderr

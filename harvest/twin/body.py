@@ -53,7 +53,7 @@ def find_axes(facts: ModuleFacts) -> Axes:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and dotted(node.func) in ("tl.num_programs", "tl.make_block_ptr", "tl.advance",
                                                                        "tl.reshape", "tl.view", "tl.trans", "tl.permute",
-                                                                       "tl.dot", "tl.cumsum", "tl.associative_scan", "tl.reduce",
+                                                                       "tl.dot", "tl.cumsum", "tl.reduce",
                                                                        "tl.sort", "tl.histogram", "tl.gather", "tl.split", "tl.join"):
                 raise NoTwin(f"uses {dotted(node.func)}")
             if isinstance(node, ast.Call) and dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, axes):

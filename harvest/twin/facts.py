@@ -4,7 +4,7 @@ argument dtypes, never imported), and the twin's C++ types of Triton's dtypes.""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harvest.dtypes import TL_DTYPES, TRITON_POINTEE
 from harvest.kernel_facts import kernel_facts
@@ -49,6 +49,7 @@ class ModuleFacts:
     pointer_params: frozenset[str]  # parameters that are tensors
     counted_axes: frozenset[int] = frozenset()  # axes whose grid element is the run's count of programs, not a numel
     split_rows: bool = False  # a cooperative reduction: the twin may split each row over several blocks
+    combine_helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)  # a scan's combine function, by name
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,10 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     except ModuleFileError as exc:
         raise NoTwin(f"the module is not one harvest can read ({exc.detail})") from exc
     kernel = module.kernel
-    helpers = {h.name for h in module.helpers}
-    called = sorted({n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and n.id in helpers})
+    helpers = {h.name: h for h in module.helpers}
+    combines = {node.args[2].id for node in ast.walk(kernel) if isinstance(node, ast.Call) and dotted(node.func) == "tl.associative_scan"
+                and len(node.args) > 2 and isinstance(node.args[2], ast.Name)}  # a scan's combine: the twin's lambda
+    called = sorted({n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and n.id in helpers} - combines)
     if called:
         raise NoTwin(f"the kernel calls the @triton.jit helper(s) {', '.join(called)}, which the twin does not translate")
     constexprs = {k: v for k, v in module.constexpr_config.items() if isinstance(v, int)}
@@ -100,7 +103,9 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     function = kernel_facts(text).named(kernel.name)
     stored = frozenset(a.pointer for a in function.accesses if a.call in WRITES) if function is not None else frozenset()
     grid, counted = _grid(launch_grid)
-    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted, cooperative)
+    combine_helpers = {name: helpers[name] for name in sorted(combines & set(helpers))}
+    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted, cooperative,
+                       combine_helpers)
 
 
 def _twin_dtype(name: str, value: TensorArg | int | float | bool) -> str:

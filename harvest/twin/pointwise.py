@@ -16,12 +16,12 @@ from harvest.twin.body import (
     is_pointer,
     mask_of,
     names_in,
+    names_used,
     offset_at,
     size_stand_ins,
     split_prologue,
-    steps_within_groups,
     start_emitter,
-    names_used,
+    steps_within_groups,
 )
 from harvest.twin.cpp import Value, Var
 from harvest.twin.expressions import Expressions, Statements

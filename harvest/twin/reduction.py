@@ -29,6 +29,7 @@ from harvest.twin.cpp import Emitter, Value, Var, literal
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.facts import CTYPES, FLOATS, ModuleFacts, NoTwin, TwinSource
 from harvest.twin.pointwise import access_call, aliases, axis_masks, declare_grouped, emit_grouped, grouped_accesses
+from harvest.twin.scan import CombineLambdas, is_last_of_tile, scan_call
 
 # Reductions over the row: name -> (combine functor, identity kind)
 REDUCTIONS = {
@@ -161,12 +162,16 @@ def _final_cast(value: ast.expr) -> ast.expr | None:
     return None
 
 
-def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
+def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str], tile_carries: set[str] = frozenset()) -> None:
     """Every accumulator a reduction loop carries must be folded by a combine that its final reduction undoes
     (sum then tl.sum, maximum then max2, welford_reduce then welford, ...): only then may each CUDA thread fold its
-    own share of the row first."""
+    own share of the row first. tile_carries: a looped scan's carries, the same for every thread of the tile (made
+    of the tile's last value), which need no combine, if nothing reads them after the loop."""
     assigned = {n for s in loop.body for n in defines(s)}
-    carried = sorted(assigned & outer)
+    for acc in sorted(assigned & outer & set(tile_carries)):
+        if any(acc in names_used(s) for s in after):
+            raise NoTwin(f"the scan's carry {acc} is used after its loop")
+    carried = sorted(assigned & outer - set(tile_carries))
     definitions = {}
     for stmt in loop.body:
         if isinstance(stmt, ast.Assign):
@@ -202,6 +207,36 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str]) -> None:
                     raise NoTwin(f"accumulator {acc} is used after its loop other than by its reduction ({', '.join(finals)})")
 
 
+def _tile_carries(loop: ast.For, body: list[ast.stmt], axes: Axes) -> set[str]:
+    """Names a looped scan's body assigns that are the same for every column of a tile: made of select_one (the
+    tile's last value), the loop's offset and values from before the loop, never of a column's own value."""
+    columns = {axes.reduction_base}
+    bases = _base_names(body, axes)
+    for stmt in loop.body:  # column-level: what reads the column index or a column-level value (select_one aside)
+        if isinstance(stmt, ast.Assign) and is_last_of_tile(stmt, bases) is None and names_used(stmt) & columns:
+            columns |= defines(stmt)
+        if isinstance(stmt, ast.Assign) and scan_call(stmt) is not None:
+            columns |= defines(stmt)
+    return {n for s in loop.body if isinstance(s, ast.Assign) for n in defines(s)} - columns
+
+
+def _base_names(body: list[ast.stmt], axes: Axes) -> set[str]:
+    """The column index's names: the reduction base and its plain copies (`rbase = r0_base`)."""
+    names = {axes.reduction_base}
+    for stmt in ast.walk(ast.Module(list(body), [])):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in names:
+            names |= defines(stmt)
+    return names
+
+
+def _check_scan_loads(loop: ast.For) -> None:
+    """A looped scan's threads all take part in every tile, the last one's past the row included: each load of the
+    loop must be masked (Inductor's column mask) so that those read nothing."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and dotted(node.func) == "tl.load" and mask_of(node) is None:
+            raise NoTwin(f"a looped scan with a load without a mask: `{ast.unparse(node)[:80]}`")
+
+
 def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSource:
     prologue, body, known = split_prologue(facts, axes)
     out, signature, launcher_args = start_emitter(facts)
@@ -219,15 +254,17 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         rnumel_node = _loop_range(loops[0], axes)[1]
     else:
         rnumel_node = _persistent_numel(body, axes, facts)
-    columns = _reduces_columns(body, axes, row_name, facts)
+    scans = CombineLambdas(facts.combine_helpers) if any(scan_call(n) for s in body for n in ast.walk(s) if isinstance(n, ast.stmt)) else None
+    # a scan takes its row along the lanes, in the row's order, even where the row is the outer dimension
+    columns = scans is None and _reduces_columns(body, axes, row_name, facts)
     rows = exprs(facts.grid[0])
     rnumel = exprs(rnumel_node)
     warps = not columns and not looped and rnumel.code.isdigit() and 0 < int(rnumel.code) <= WARP_ROW_LIMIT
     grouped_rows = _column_groups(body, axes, row_name, facts) if columns and looped and COLUMN_ROWS_PER_LANE > 1 else None
-    split = facts.split_rows and looped and not columns
+    split = facts.split_rows and looped and not columns and scans is None
     lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.split_rows() if split else Lanes.rows()
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
-    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard)
+    lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard + (("hv_in",) if scans else ()))
     reductions = RowReductions(out)
     out.emit(f"const int64_t hv_rows = {rows.code};")
     if warps:
@@ -267,13 +304,16 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     if grouped_rows is not None:
         _emit_column_groups(out, body, axes, exprs, reductions, lanes, row_name, row_dtype, grouped_rows)
     elif looped:
-        step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts, slots)
+        step = _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes, row_name, facts, slots, scans)
     else:
         kept = None
-        if warps:
-            kept = Kept(int(rnumel.code), _stored_pointers(facts), *_lane_groups(body, axes, facts, row_name, int(rnumel.code)))
-        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept)
+        if warps:  # a scan takes the row in its order: 32 neighbouring values a step, not a lane's group of them
+            groups = _lane_groups(body, axes, facts, row_name, int(rnumel.code)) if scans is None else ([], 1)
+            kept = Kept(int(rnumel.code), _stored_pointers(facts), *groups)
+        _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel, lanes, kept, scans)
     out.close()
+    if scans is not None:
+        out.lines[0:0] = scans.lines  # the combine lambdas, first in the kernel
     launch_lines = [
         f"const int64_t hv_rows = {host_expr(facts.grid[0], known, facts.params)};",
         f"const int64_t hv_rnumel = {host_expr(rnumel_node, known, facts.params)};",
@@ -567,7 +607,7 @@ class VectorLoads:
 
 
 def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reductions, lanes: Lanes, row_name: str,
-                 facts: ModuleFacts, slots: list[int] | None = None) -> int:
+                 facts: ModuleFacts, slots: list[int] | None = None, scans: CombineLambdas | None = None) -> int:
     """Each thread keeps LOOP_COPIES copies of the loop's accumulators (an array each), copy v fed the columns v
     blocks of threads further on, so that a thread has that many loads and combine steps in flight, not one chain;
     at the reduction the thread's copies are combined with the reduction's own combine, then the block's threads.
@@ -578,6 +618,9 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     Split (lanes.split): each loop covers the block's chunk of the row, whole steps of the block's threads; the
     reductions whose partials are ready together (those of a loop's accumulators) publish them to the workspace
     slots (appended to `slots`) before one grid barrier, and each then combines its row's partials.
+    Scans (Inductor's looped scan: each tile scanned alone, the carry between tiles the kernel's own): the block's
+    threads are the tile, one column a thread a step, every thread in every step (hv_in: its column is in the row);
+    select_one of the tile's last column is the last thread's value.
     Returns the columns a thread takes a step in the first loop (the launcher sizes the block by it)."""
     slots = [] if slots is None else slots
     published: dict[int, str] = {}  # split: a reduction statement's id -> its block's partial, published
@@ -586,9 +629,11 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
     step = None  # columns a thread takes a step in the first loop: the launcher's threads are the row over this
     for position, stmt in enumerate(body):
         if isinstance(stmt, ast.For):
-            _check_loop(stmt, body[position + 1 :], defined)
-            vector = VectorLoads.of(stmt, body, axes, row_name, facts) if lanes.reduce == "hv::block_reduce" else None
-            width = vector.width if vector else LOOP_COPIES
+            _check_loop(stmt, body[position + 1 :], defined, _tile_carries(stmt, body, axes) if scans is not None else set())
+            if scans is not None:
+                _check_scan_loads(stmt)
+            vector = VectorLoads.of(stmt, body, axes, row_name, facts) if lanes.reduce == "hv::block_reduce" and scans is None else None
+            width = vector.width if vector else LOOP_COPIES if scans is None else 1
             _, stop = _loop_range(stmt, axes)
             stop_code = exprs(stop)
             welford = any(isinstance(n, ast.Call) and dotted(n.func).endswith("welford_reduce") for n in ast.walk(stmt))
@@ -645,12 +690,30 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
             for acc in carried:
                 array, dtype, _ = copies[acc]
                 out.bind(acc, Var(f"{array}[hv_v % {width}]" if chunks > 1 else f"{array}[hv_v]", dtype, len(out.scopes)))
-            out.open(f"if ({start} + {lanes.lane} < {stop_code.code}) {{")
+            if scans is None:
+                out.open(f"if ({start} + {lanes.lane} < {stop_code.code}) {{")
+            else:
+                out.emit(f"const bool hv_in = {start} + {lanes.lane} < {stop_code.code};  // a column of the row: every thread scans the tile")
+                out.open("{")
             for inner in stmt.body:
                 if isinstance(inner, ast.For):
                     raise NoTwin("a loop inside a reduction loop")
                 name = inner.targets[0].id if isinstance(inner, ast.Assign) and isinstance(inner.targets[0], ast.Name) else None
-                if name in fast and chunks > 1:
+                scan = scan_call(inner) if scans is not None else None
+                last = is_last_of_tile(inner, _base_names(body, axes)) if scans is not None else None
+                if scan is not None:
+                    value = exprs(scan.value)
+                    dtype = _concrete(value.dtype)
+                    combine = scans.lambda_for(out, axes, scan.combine, dtype)
+                    unused = out.fresh("hv_no_carry")
+                    out.taken.add(unused)
+                    out.emit(f"{out.ctype(dtype)} {unused}{{}};  // the kernel carries the tiles before itself")
+                    out.declare(scan.name, dtype, f"hv::block_scan({out.cast(value, dtype)}, {combine}, {unused}, false)")
+                elif last is not None:
+                    value = exprs(last)
+                    dtype = _concrete(value.dtype)
+                    out.declare(name, dtype, f"hv::block_last({out.cast(value, dtype)})")
+                elif name in fast and chunks > 1:
                     _emit_chunk_loads(out, exprs, lane_statements, name, vector.loads[name], fast[name],
                                       ChunkStep(cname, width, chunks, lanes, stop_code.code, vector.columns))
                 elif name in fast:
@@ -934,7 +997,12 @@ def _emit_chunk_loads(out: Emitter, exprs: Expressions, statements: Statements, 
 
 
 def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, reductions, rnumel: Value, lanes: Lanes,
-                     kept: Kept | None = None) -> None:
+                     kept: Kept | None = None, scans: CombineLambdas | None = None) -> None:
+    """Each reduction is a pass of the row's threads over it, with the lane-level statements it needs; the stores
+    go in the last pass. A scan (scans: the kernel's combine lambdas) is a lane-level statement whose tile of the
+    row (hv_k: 32 values, one a lane; hv_r0: the block's threads) is scanned together: every thread takes part
+    (hv_in: a thread past the row's end clamps its index, folds and stores nothing), each scan's carry declared
+    before its pass."""
     lane_level = {axes.reduction_base}
     for stmt in body:
         if isinstance(stmt, ast.Assign) and _reduction_call(stmt.value) is None and names_used(stmt) & lane_level:
@@ -954,6 +1022,7 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
 
     def open_pass(statements_needed: list[ast.stmt]) -> None:
         """A pass of the block's threads over the row, with the lane-level statements it needs."""
+        pass_start, pass_indent = len(out.lines), out.indent
         if kept is None:
             out.emit("#pragma unroll 4  // four of the thread's loads in flight at once")
             out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += {lanes.count}) {{")
@@ -969,9 +1038,25 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
             else:
                 out.emit(f"const int32_t hv_e = hv_k % {kept.width};  // the lane's {kept.width} neighbouring values: one 16-byte access")
                 out.emit(f"const int32_t hv_r = (hv_k / {kept.width}) * {32 * kept.width} + {kept.width} * {lanes.lane} + hv_e;")
-        out.open(f"if (hv_r < {rnumel.code}) {{")
-        out.declare(axes.reduction_base, "i32", "hv_r")
+        if scans is None:
+            out.open(f"if (hv_r < {rnumel.code}) {{")
+            out.declare(axes.reduction_base, "i32", "hv_r")
+        else:
+            out.emit(f"const bool hv_in = hv_r < {rnumel.code};  // past the row's end: the last element again, not folded or stored")
+            out.open("{")
+            out.declare(axes.reduction_base, "i32", f"hv_in ? hv_r : ({rnumel.code}) - 1")
         for stmt in statements_needed:
+            scan = scan_call(stmt) if scans is not None else None
+            if scan is not None:
+                value = exprs(scan.value)
+                dtype = _concrete(value.dtype)
+                combine = scans.lambda_for(out, axes, scan.combine, dtype)
+                carry = out.fresh(f"hv_carry_{scan.name}")
+                out.taken.add(carry)
+                out.lines.insert(pass_start, "    " * pass_indent + f"{out.ctype(dtype)} {carry}{{}};  // {scan.name}: the tiles before")
+                step = ("hv::warp_scan", "hv_k > 0") if kept is not None else ("hv::block_scan", "hv_r0 > 0")
+                out.declare(scan.name, dtype, f"{step[0]}({out.cast(value, dtype)}, {combine}, {carry}, {step[1]})")
+                continue
             if kept is not None and len(defines(stmt)) == 1 and next(iter(defines(stmt))) in kept.arrays:
                 name = next(iter(defines(stmt)))
                 array, dtype = kept.arrays[name]
@@ -1012,7 +1097,7 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
             partial = out.fresh("hv_partial")
             open_pass(closure(needed | (_loads_to_prefetch(pending, closure(set(needed)), kept) if kept else set())))
             ctype, value, fields = reductions.state(kind, [exprs(a) for a in arguments], fast)
-            out.emit(f"{partial} = {reductions.combiner(kind, fast)}({partial}, {value});")
+            out.emit(f"{'if (hv_in) ' if scans is not None else ''}{partial} = {reductions.combiner(kind, fast)}({partial}, {value});")
             close_pass()
             identity = reductions.identity(kind, ctype, fields)
             out.lines.insert(start, "    " * out.indent + f"{ctype} {partial} = {identity};")
