@@ -1,0 +1,2 @@
+// (emulated: see emulated.h)
+#pragma once

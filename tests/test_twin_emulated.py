@@ -1,0 +1,112 @@
+"""CUDA twins run on the CPU: each twin's .cu and launcher compiled with g++ against tests/emulated_cuda (a block's
+threads as threads, barriers for __syncthreads and warp shuffles, a process per block for a cooperative launch) and
+checked by the twin harness's own check() against the run's record and the eager reference.
+
+What the GPU would run is what runs here, instruction for instruction in C++; the emulation gives no timing and
+none of the GPU's memory model beyond its barriers, so every twin is also run on the H200 (scripts/gpu_twins.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, harvest
+from emulated_twin import check_emulated
+
+from harvest.twin import NoTwin, read_module, translate
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("g++") is None,
+                                reason="the emulation needs the CUDA headers (nvcc's) and g++")
+
+
+def extract_with_twins(factory, example: str) -> Path:
+    """EXAMPLE extracted on the CPU path, then `harvest twin` (its twin_harness.py and twin modules written)."""
+    name = Path(example).stem
+    out = factory.mktemp(name) / name
+    done = harvest("extract", str(EXAMPLES / example), "-o", str(out), "-q", cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    done = harvest("twin", str(out), "--no-compile", "-q", cwd=out.parent)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def scans(tmp_path_factory) -> Path:
+    return extract_with_twins(tmp_path_factory, "models/scans.py")
+
+
+@pytest.fixture(scope="module")
+def cooperative(tmp_path_factory) -> Path:
+    return extract_with_twins(tmp_path_factory, "models/cooperative.py")
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory) -> Path:
+    return extract_with_twins(tmp_path_factory, "small_model.py")
+
+
+def run_twin(extraction: Path, module: str, tmp_path: Path, edit: tuple[str, str] | None = None, launches=None):
+    """(check()'s verdict, what it printed) for the twin of OUT/<module>, `edit` applied to its .cu first."""
+    twin = translate(read_module((extraction / module).read_text(encoding="utf-8"), module))
+    if edit is not None:
+        assert edit[0] in twin.cuda, edit[0]
+        twin = type(twin)(**{**twin.__dict__, "cuda": twin.cuda.replace(*edit)})
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        ok = check_emulated(extraction, module, twin, tmp_path / "build", launches)
+    return ok, printed.getvalue()
+
+
+def kernel_modules(extraction: Path) -> list[str]:
+    return sorted(str(p.relative_to(extraction)) for p in extraction.glob("g*/*.py"))
+
+
+def test_every_scan_twin_matches_the_record_and_the_reference_on_the_emulated_gpu(scans, tmp_path):
+    """The seven scan twins (warp tiles with a carry, block tiles, Inductor's looped scan with its own carry, scans
+    beside an argmax and a sum) and the two pointwise ones: every output compared, recorded and reference."""
+    modules = kernel_modules(scans)
+    assert len(modules) == 9
+    for module in modules:
+        ok, printed = run_twin(scans, module, tmp_path)
+        assert ok, f"{module}:\n{printed}"
+        assert "recorded: ok" in printed and "reference: ok" in printed, printed
+
+
+def test_a_cooperative_twin_splits_its_rows_over_blocks_that_meet_at_a_grid_barrier(cooperative, tmp_path):
+    """On the emulated GPU (16 SMs, a block each) the launcher splits var_mean's 4 rows of 16384 over 2 blocks each
+    and the mean's one row of 65536 over 8: cooperative launches, a process per block, and the outputs match."""
+    for module in ("g0_inference/var_mean_sum_amax_kernel.py", "g0_inference/mul_abs_mean_kernel.py"):
+        launches = []
+        ok, printed = run_twin(cooperative, module, tmp_path, launches=launches)
+        assert ok, f"{module}:\n{printed}"
+        assert launches[0].cooperative() >= 1, module  # the split ran: its launches were cooperative
+
+
+def test_the_emulation_catches_a_twin_that_skips_its_grid_barrier_or_its_carry(cooperative, scans, tmp_path):
+    """The check can fail: without the grid barrier a block combines partials its peers have not written (the
+    workspace is fresh memory), and a warp scan that drops the tiles before gets the second tile of a row wrong."""
+    ok, printed = run_twin(cooperative, "g0_inference/mul_abs_mean_kernel.py", tmp_path,
+                           edit=("if (splits > 1) cooperative_groups::this_grid().sync();", "(void)splits;"))
+    assert not ok and "differ" in printed, printed
+    ok, printed = run_twin(scans, "g0_forward/cumsum_sigmoid_cumprod_kernel.py", tmp_path,
+                           edit=("if (has_carry) value = combine(carry, value);", "(void)has_carry;"))
+    assert not ok and "differ" in printed, printed
+
+
+def test_the_small_models_twins_match_on_the_emulated_gpu(small_model, tmp_path):
+    """The classic paths (pointwise with 16-byte accesses, warp-per-row and block-per-row reductions, Welford,
+    column sums, mix-order) run too: every twin of the small model passes check()."""
+    checked = 0
+    for module in kernel_modules(small_model):
+        try:
+            translate(read_module((small_model / module).read_text(encoding="utf-8"), module))
+        except NoTwin:
+            continue
+        ok, printed = run_twin(small_model, module, tmp_path)
+        assert ok, f"{module}:\n{printed}"
+        checked += 1
+    assert checked >= 8, checked
