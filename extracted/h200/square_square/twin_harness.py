@@ -78,6 +78,46 @@ inline dim3 column_threads(int64_t rows, int64_t rnumel) {
   while (lanes * per_thread < rnumel && lanes < 16) lanes *= 2;
   return dim3(32, lanes);
 }
+
+// Split rows (a cooperative reduction's twin): blocks per row, as many as the GPU holds at once beside the other
+// rows' blocks (a cooperative launch needs every block resident), each with 4 steps of its threads' columns or more;
+// 1 where the rows alone fill the GPU or the device has no cooperative launch.
+inline int32_t row_splits(const void* kernel, int64_t rows, int64_t rnumel, int threads, int step) {
+  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+  C10_CUDA_CHECK(cudaGetDevice(&device));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  const int64_t resident = int64_t(per_sm) * sms;
+  if (!cooperative || rows * 2 > resident) return 1;
+  const int64_t by_work = rnumel / (int64_t(threads) * step * 4);
+  return static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(resident / rows, by_work)));
+}
+
+inline unsigned int split_blocks(int64_t rows, int32_t splits) {
+  return splits > 1 ? static_cast<unsigned int>(rows * splits) : row_blocks(rows);
+}
+
+// The blocks' partials of a split row, one 16-byte cell per block and reduction (nothing with one split).
+inline torch::Tensor split_workspace(int32_t splits, int64_t bytes) {
+  return torch::empty({splits > 1 ? bytes : 0}, torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA, c10::cuda::current_device()));
+}
+
+// A launch on the current stream, cooperative (every block resident; the kernel may wait at grid barriers) or not.
+template <typename... Params, typename... Args>
+void launch_rows_split(bool cooperative, void (*kernel)(Params...), unsigned int blocks, int threads, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = 0;
+  config.stream = c10::cuda::getCurrentCUDAStream();
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeCooperative;
+  attribute.val.cooperative = cooperative ? 1 : 0;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+}
 }  // namespace hv
 """
 
@@ -163,7 +203,8 @@ class Twin:
             print(f"no record: made-up inputs (seed {seed}), only the eager reference compares")
         reference_args = kernel.reference_args(args, clone=True)  # (a reference that reads no tensor takes `device`)
         launch(*[args[name] for name in self.PARAMS])
-        torch.cuda.synchronize()
+        if str(device).startswith("cuda"):
+            torch.cuda.synchronize()
         expected = kernel.expected(reference_args)
         print(f"{self.name} CUDA twin on {device} ({'recorded inputs' if record is not None else 'made-up inputs'}):")
         ok = True
