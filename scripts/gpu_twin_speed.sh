@@ -26,7 +26,8 @@ start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 targets=${TARGETS-"examples/square_compile.py examples/small_model.py examples/models/bf16_mlp.py examples/models/conv_bn.py
 examples/models/embedding_ce.py examples/models/transformer_encoder.py examples/models/gpt2.py
-examples/models/graph_break_recompile.py examples/models/adamw_step.py"}
+examples/models/graph_break_recompile.py examples/models/adamw_step.py examples/models/scans.py examples/models/cooperative.py
+examples/models/user_kernel.py"}
 if [ "${1:-}" = templates ]; then
   ( TORCHINDUCTOR_COMPILE_THREADS=4 timeout ${TEMPLATES_S:-240} python3 -m harvest extract examples/models/conv_bmm_autotune.py \
       -o "$X/conv_bmm_autotune" --device cuda --force > "$L/templates_extract.log" 2>&1

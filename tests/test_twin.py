@@ -876,3 +876,48 @@ def test_every_scan_of_the_scans_model_gets_a_twin(scans, tmp_path):
     done = harvest("twin", str(out), *([] if NVCC else ["--no-compile"]), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "reduction: 7 of 7 translated" in done.stderr and "pointwise: 2 of 2 translated" in done.stderr, done.stderr
+
+
+@pytest.fixture(scope="module")
+def split_scans(tmp_path_factory) -> Path:
+    """The H200 capture of examples/models/scans.py replayed (its raw/, the launch data left out): two split scans,
+    a cumsum over one row of 1048576 in 512 programs and a logcumsumexp of 2048 rows, their grids recorded."""
+    from conftest import CUDA_FIXTURES
+
+    source = tmp_path_factory.mktemp("split_scans") / "scans"
+    shutil.copytree(CUDA_FIXTURES / "recorded" / "scans", source)
+    out = source.parent / "out"
+    done = harvest("extract", str(source), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@needs_nvcc
+def test_a_split_scan_gets_a_twin_that_scans_its_row_split_over_blocks(split_scans, tmp_path):
+    """A split scan is read as the row scan it computes (its workspace, reduce and look-back gone) and split again the
+    twin's way: with more than one block a row, each block first scans its chunk for the chunk's total, the totals
+    meet after a grid barrier, and each block scans its chunk again from the combined totals before it."""
+    twin = twin_of(split_scans, "g0_forward/cumsum_kernel.py")
+    assert "ws_ptr" not in twin.params
+    assert "(void)hv::block_scan(broadcast, hv_combine, hv_carry_associative_scan, col_start > hv_begin);" in twin.cuda
+    assert "hv::split_carry(hv_carry_associative_scan, hv_have, hv_begin < hv_end, hv_combine, hv_workspace, 0, hv_split, hv_splits);" in twin.cuda
+    assert "hv::block_scan(broadcast, hv_combine, hv_carry_associative_scan, hv_have || col_start > hv_begin)" in twin.cuda
+    assert "const float a = ((cols < n_cols) ? a_ptr[cols] : 0.0f);" in twin.cuda  # masked: a tile may pass the row's end
+    assert "hv::launch_rows_split(hv_splits > 1, cumsum_kernel," in twin.launcher
+    ptx_of(twin.cuda, tmp_path)
+    rows = twin_of(split_scans, "g0_forward/logcumsumexp_kernel.py")  # 2048 rows of 256, a column of the input each
+    assert "const int64_t hv_rows = int64_t(2048);" in rows.launcher
+    ptx_of(rows.cuda, tmp_path, "rows")
+
+
+@needs_nvcc
+def test_every_looped_row_reduction_can_split_its_rows_over_blocks_as_a_variant(embedding_ce_h200, tmp_path, monkeypatch):
+    """SPLIT_LOOPED_ROWS=1 (a variant for the device to weigh; off by default): a looped row reduction takes the
+    cooperative twin's split, each of its passes over its block's chunk, a grid barrier after each reduction; the
+    launcher splits only rows too few to fill the GPU (4096 rows of log_softmax: one block each, as before)."""
+    assert "hv_splits" not in twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py").cuda  # off: the twin as timed
+    monkeypatch.setattr(reduction, "SPLIT_LOOPED_ROWS", 1)
+    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
+    assert twin.cuda.count("hv::grid_sync(hv_splits);") == 3 and twin.cuda.count("const int32_t hv_begin") == 3  # a pass and a reduction each
+    assert "hv::launch_rows_split(hv_splits > 1, log_softmax_kernel," in twin.launcher
+    ptx_of(twin.cuda, tmp_path)

@@ -110,3 +110,27 @@ def test_the_small_models_twins_match_on_the_emulated_gpu(small_model, tmp_path)
         assert ok, f"{module}:\n{printed}"
         checked += 1
     assert checked >= 8, checked
+
+
+def test_a_split_scan_twin_scans_a_row_split_over_blocks_on_the_emulated_gpu(tmp_path):
+    """The H200's split cumsum (its capture replayed; no launch data, so made-up inputs against the eager reference),
+    its row cut to 50000 values so that the emulation is quick: split over 16 blocks that meet at a grid barrier."""
+    from conftest import CUDA_FIXTURES, ROOT
+
+    source = tmp_path / "scans"
+    shutil.copytree(CUDA_FIXTURES / "recorded" / "scans", source)
+    out = tmp_path / "out"
+    assert harvest("extract", str(source), "-o", str(out), "-q", cwd=ROOT).returncode == 0
+    assert harvest("twin", str(out), "--no-compile", "-q", cwd=ROOT).returncode == 0
+    module = out / "g0_forward" / "cumsum_kernel.py"
+    text = module.read_text(encoding="utf-8")
+    for old, new in (("Tensor((1048576,), (1,), torch.float32)", "Tensor((50000,), (1,), torch.float32)"),
+                     ("Tensor((1048576,), (1,), torch.float32, zeros=True)", "Tensor((50000,), (1,), torch.float32, zeros=True)"),
+                     ('"n_cols": 1048576,', '"n_cols": 50000,')):
+        assert old in text, old
+        text = text.replace(old, new)
+    module.write_text(text, encoding="utf-8")
+    launches = []
+    ok, printed = run_twin(out, "g0_forward/cumsum_kernel.py", tmp_path, launches=launches)
+    assert ok and "reference: ok (50000 values" in printed, printed
+    assert launches[0].cooperative() >= 1

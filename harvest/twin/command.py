@@ -28,7 +28,6 @@ from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 # Kinds whose kernels get no CUDA twin, and why: a matmul template's counterpart is cuBLAS (its eager reference).
 NO_TWIN_KINDS = {
     "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
-    "split_scan": "split_scan (its programs pass carries through a workspace with a decoupled look-back)",
 }
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 

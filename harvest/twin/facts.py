@@ -13,6 +13,7 @@ from harvest.shapes import evaluate_node
 from harvest.syntax import dotted, is_constexpr_annotation
 from harvest.twin.cooperative import as_row_reduction, is_cooperative
 from harvest.twin.no_twin import NoTwin
+from harvest.twin.split_scan import as_row_scan, is_split_scan
 
 # The twin's dtypes are Triton's names (harvest.dtypes.POINTER_DTYPES) -> (C++ type, bytes). "int"/"float" are
 # untyped Python literals. Triton's fp8 types have no C++ type here: a kernel that uses them gets no twin.
@@ -84,6 +85,9 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     cooperative = is_cooperative(module.constexprs, launch_grid)
     if cooperative:
         statements, launch_grid = as_row_reduction(statements, launch_grid)
+    elif is_split_scan(statements):
+        statements, launch_grid = as_row_scan(statements, launch_grid, module.params)
+        cooperative = True  # (its rows split over blocks again, the twin's way)
     body = []
     for stmt in statements:
         if isinstance(stmt, ast.AnnAssign) and is_constexpr_annotation(stmt.annotation) and isinstance(stmt.target, ast.Name):

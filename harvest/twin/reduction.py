@@ -220,6 +220,39 @@ def _tile_carries(loop: ast.For, body: list[ast.stmt], axes: Axes) -> set[str]:
     return {n for s in loop.body if isinstance(s, ast.Assign) for n in defines(s)} - columns
 
 
+def _emit_chunk_totals(out, loop: ast.For, exprs, lane_statements, scans: CombineLambdas, axes: Axes, lanes: Lanes,
+                       cname: str, begin: str, end: str, slots: list[int]) -> tuple[str, str]:
+    """A split row's carrying scan (a split scan read as a row scan): before its block's pass over its chunk, with
+    more than one split, a first pass scans the chunk for its total; the blocks publish their totals and, after the
+    grid barrier, each takes the combined totals of the chunks before its own as its carry. Returns (the carry, the
+    flag that it holds a value)."""
+    position = next((i for i, s in enumerate(loop.body) if (c := scan_call(s)) is not None and c.carries), None)
+    if position is None or sum(1 for s in loop.body if (c := scan_call(s)) is not None and c.carries) != 1:
+        raise NoTwin("a row split over blocks with other than one carrying scan")
+    scan = scan_call(loop.body[position])
+    carry, have = out.fresh(f"hv_carry_{scan.name}"), out.fresh("hv_have")
+    out.taken |= {carry, have}
+    start, indent = len(out.lines), out.indent
+    out.open("if (hv_splits > 1) {  // this block's chunk total first: the blocks after it need it")
+    out.open(f"for (int32_t {cname} = {begin}; {cname} < {end}; {cname} += {lanes.count}) {{")
+    out.bind(loop.target.id, Var(cname, "i32", len(out.scopes)))
+    out.emit(f"const bool hv_in = {cname} + {lanes.lane} < {end};")
+    for stmt in loop.body[:position]:
+        if not isinstance(stmt, ast.Expr):  # (stores wait for the second pass)
+            lane_statements.statement(stmt)
+    value = exprs(scan.value)
+    dtype = _concrete(value.dtype)
+    combine = scans.lambda_for(out, axes, scan.combine, dtype)
+    out.emit(f"(void)hv::block_scan({out.cast(value, dtype)}, {combine}, {carry}, {cname} > {begin});")
+    out.close()
+    slots.append(len(slots))
+    out.emit(f"hv::split_carry({carry}, {have}, {begin} < {end}, {combine}, hv_workspace, {slots[-1]}, hv_split, hv_splits);")
+    out.close()
+    out.lines.insert(start, "    " * indent + f"bool {have} = false;  // {carry} holds the row's values before this tile")
+    out.lines.insert(start, "    " * indent + f"{out.ctype(dtype)} {carry}{{}};  // {scan.name}: the row's values before")
+    return carry, have
+
+
 def _base_names(body: list[ast.stmt], axes: Axes) -> set[str]:
     """The column index's names: the reduction base and its plain copies (`rbase = r0_base`)."""
     names = {axes.reduction_base}
@@ -261,7 +294,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     rnumel = exprs(rnumel_node)
     warps = not columns and not looped and rnumel.code.isdigit() and 0 < int(rnumel.code) <= WARP_ROW_LIMIT
     grouped_rows = _column_groups(body, axes, row_name, facts) if columns and looped and COLUMN_ROWS_PER_LANE > 1 else None
-    split = facts.split_rows and looped and not columns and scans is None
+    split = (facts.split_rows or SPLIT_LOOPED_ROWS) and looped and not columns
     lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.split_rows() if split else Lanes.rows()
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
     lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard + (("hv_in",) if scans else ()))
@@ -371,10 +404,13 @@ GROUPED_LANE_VALUES = 8  # a warp-per-row lane takes its values in 16-byte group
 SPLIT_SHARED_BYTES = 32 * 1024  # a mix-order reduction's column sums, one row of them per warp, at most this much shared memory
 # Not yet weighed on the H200, for scripts/twin_variants.py (0 or 1: as timed in session 20): a mix-order reduction's
 # block per row with this many threads (Triton's own program has 128), and warps per row for rows without groups;
-# a looped column reduction's thread taking this many neighbouring rows (one 16-byte load for them, as Triton does).
+# a looped column reduction's thread taking this many neighbouring rows (one 16-byte load for them, as Triton does);
+# every looped row reduction split over blocks as a cooperative reduction's twin is (1; the launcher splits only
+# rows too few to fill the GPU: a one-row mean over 8 SMs' worth of blocks instead of one).
 SPLIT_BLOCK_THREADS = 0
 SPLIT_WARPS_UNGROUPED = 0
 COLUMN_ROWS_PER_LANE = 1
+SPLIT_LOOPED_ROWS = 0
 
 
 class Lanes:
@@ -654,6 +690,11 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 stop_code = Value(end, "i32")
             else:
                 begin = "0"
+            loop_start, loop_indent = len(out.lines), out.indent  # (a carrying scan's carry goes here)
+            chunk_carry = None  # split: a carrying scan's carry and flag, from the chunks before this block's
+            if lanes.split and scans is not None:
+                chunk_carry = _emit_chunk_totals(out, stmt, exprs, lane_statements, scans, axes, lanes, cname, begin,
+                                                 stop_code.code, slots)
             out.open(f"for (int32_t {cname} = {begin}; {cname} < {stop_code.code}; {cname} += {chunks * width} * {lanes.count}) {{")
             fast: dict[str, tuple[str, str]] = {}  # a vector-loaded name -> (its fast-path flag, its array)
             full = ""
@@ -705,6 +746,16 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                     value = exprs(scan.value)
                     dtype = _concrete(value.dtype)
                     combine = scans.lambda_for(out, axes, scan.combine, dtype)
+                    if scan.carries and chunk_carry is not None:  # ... and with the chunks of the row before this block's
+                        carry, have = chunk_carry
+                        out.declare(scan.name, dtype, f"hv::block_scan({out.cast(value, dtype)}, {combine}, {carry}, {have} || {cname} > {begin})")
+                        continue
+                    if scan.carries:  # the row's scan: each tile combined with the tiles before it
+                        carry = out.fresh(f"hv_carry_{scan.name}")
+                        out.taken.add(carry)
+                        out.lines.insert(loop_start, "    " * loop_indent + f"{out.ctype(dtype)} {carry}{{}};  // {scan.name}: the tiles before")
+                        out.declare(scan.name, dtype, f"hv::block_scan({out.cast(value, dtype)}, {combine}, {carry}, {cname} > {begin})")
+                        continue
                     unused = out.fresh("hv_no_carry")
                     out.taken.add(unused)
                     out.emit(f"{out.ctype(dtype)} {unused}{{}};  // the kernel carries the tiles before itself")

@@ -22,11 +22,13 @@ from harvest.twin.no_twin import NoTwin
 
 @dataclass(frozen=True)
 class ScanCall:
-    """One scan statement: the name it binds, the scanned value and the combine helper's name."""
+    """One scan statement: the name it binds, the scanned value and the combine helper's name; carries: a scan of a
+    row's tile that carries the tiles before it (a split scan read as a row scan: harvest.twin.split_scan)."""
 
     name: str
     value: ast.expr
     combine: str
+    carries: bool = False
 
 
 def scan_call(stmt: ast.stmt) -> ScanCall | None:
@@ -44,7 +46,8 @@ def scan_call(stmt: ast.stmt) -> ScanCall | None:
         raise NoTwin(f"a scan over axis {ast.unparse(axis) if axis is not None else '?'} (the twin scans rows: axis 1)")
     if not (isinstance(combine, ast.Name) and isinstance(target.elts[0], ast.Name)):
         raise NoTwin(f"a scan whose combine is not one of the module's helpers: `{ast.unparse(stmt)[:80]}`")
-    return ScanCall(target.elts[0].id, values.elts[0], combine.id)
+    carries = any(k.arg == "harvest_carry" for k in call.keywords)
+    return ScanCall(target.elts[0].id, values.elts[0], combine.id, carries)
 
 
 def is_last_of_tile(stmt: ast.stmt, bases: set[str]) -> ast.expr | None:
