@@ -1,6 +1,7 @@
-"""CUDA twins run on the CPU: each twin's .cu and launcher compiled with g++ against tests/emulated_cuda (a block's
-threads as threads, barriers for __syncthreads and warp shuffles, a process per block for a cooperative launch) and
-checked by the twin harness's own check() against the run's record and the eager reference.
+"""CUDA twins run on the CPU: `<kernel>_twin.py --check --emulate` (harvest.twin.emulate) compiles each twin's .cu
+and launcher with g++ against harvest's CUDA emulation (a block's threads as threads, barriers for __syncthreads
+and warp shuffles, a process per block for a cooperative launch), and the twin harness's own check() compares the
+outputs with the run's record and the eager reference.
 
 What the GPU would run is what runs here, instruction for instruction in C++; the emulation gives no timing and
 none of the GPU's memory model beyond its barriers, so every twin is also run on the H200 (scripts/gpu_twins.py).
@@ -9,15 +10,19 @@ none of the GPU's memory model beyond its barriers, so every twin is also run on
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, harvest
-from emulated_twin import check_emulated
 
 from harvest.twin import NoTwin, read_module, translate
+from harvest.twin.emulate import emulated_launch
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("g++") is None,
                                 reason="the emulation needs the CUDA headers (nvcc's) and g++")
@@ -50,14 +55,29 @@ def small_model(tmp_path_factory) -> Path:
 
 
 def run_twin(extraction: Path, module: str, tmp_path: Path, edit: tuple[str, str] | None = None, launches=None):
-    """(check()'s verdict, what it printed) for the twin of OUT/<module>, `edit` applied to its .cu first."""
+    """(check()'s verdict, what it printed) for the twin of OUT/<module> run by the emulation, `edit` applied to its
+    .cu first; the launch appended to `launches`."""
     twin = translate(read_module((extraction / module).read_text(encoding="utf-8"), module))
+    cuda = twin.cuda
     if edit is not None:
-        assert edit[0] in twin.cuda, edit[0]
-        twin = type(twin)(**{**twin.__dict__, "cuda": twin.cuda.replace(*edit)})
+        assert edit[0] in cuda, edit[0]
+        cuda = cuda.replace(*edit)
+    spec = importlib.util.spec_from_file_location("twin_harness", extraction / "twin_harness.py")
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    graph, kernel_file = module.split("/")
+    namespace = {"__file__": str(extraction / graph / "twin" / (kernel_file[:-3] + "_twin.py")),
+                 "KERNEL_FILE": kernel_file, "PARAMS": list(twin.params)}
+    launch = emulated_launch(cuda, harness.LAUNCH_HELPERS, twin.launcher, twin.declaration, tmp_path / "build")
+    if launches is not None:
+        launches.append(launch)
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        ok = check_emulated(extraction, module, twin, tmp_path / "build", launches)
+    sys.path.insert(0, str(extraction))
+    try:
+        with contextlib.redirect_stdout(printed):
+            ok = harness.Twin(namespace).check(device="cpu", launch=launch)
+    finally:
+        sys.path.remove(str(extraction))
     return ok, printed.getvalue()
 
 
@@ -134,3 +154,18 @@ def test_a_split_scan_twin_scans_a_row_split_over_blocks_on_the_emulated_gpu(tmp
     ok, printed = run_twin(out, "g0_forward/cumsum_kernel.py", tmp_path, launches=launches)
     assert ok and "reference: ok (50000 values" in printed, printed
     assert launches[0].cooperative() >= 1
+
+
+def test_a_twin_module_checks_on_the_cpu_with_emulate_and_refuses_to_time_there(scans):
+    """`python <graph>/twin/<kernel>_twin.py --check --emulate`, as a user runs it on a machine without a GPU: the
+    twin built by g++ and checked; --bench --emulate is refused in one line (the emulation gives no timing)."""
+    twin_module = scans / "g0_forward" / "twin" / "cumsum_kernel_twin.py"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    done = subprocess.run([sys.executable, str(twin_module), "--check", "--emulate"], capture_output=True, text=True,
+                          cwd=scans, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "cumsum_kernel: emulated on the CPU" in done.stdout and "out_ptr: recorded: ok" in done.stdout
+    assert (scans / "g0_forward" / "twin" / "build" / "cumsum_kernel" / "emulated").is_dir()
+    timed = subprocess.run([sys.executable, str(twin_module), "--bench", "--emulate"], capture_output=True, text=True,
+                           cwd=scans, env=env, timeout=600)
+    assert timed.returncode == 2 and timed.stderr.strip() == "--emulate checks a twin; it gives no timing (--bench needs a GPU)"

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 import torch
 
@@ -181,6 +182,15 @@ class Twin:
             verbose=verbose,
         )
 
+    def build_emulated(self):
+        """The twin compiled for the CPU by harvest's CUDA emulation (g++; harvest.twin.emulate): its launch."""
+        from harvest.twin.emulate import emulated_launch  # (harvest installed: the emulation is harvest's)
+
+        with open(os.path.join(self.here, self.name + ".cu"), encoding="utf-8") as f:
+            kernel = f.read()
+        build_dir = os.path.join(self.here, "build", self.name, "emulated")
+        return emulated_launch(kernel, LAUNCH_HELPERS, self.namespace["LAUNCHER"], self.namespace["DECLARATION"], Path(build_dir))
+
     def triton_module(self):
         """The extracted Triton module this twin mirrors: its record, made-up inputs, eager reference and compare()."""
         path = os.path.join(self.here, "..", self.namespace["KERNEL_FILE"])
@@ -249,10 +259,28 @@ def main(namespace):
     parser.add_argument("--bench", action="store_true", help="time the twin and the Triton kernel")
     parser.add_argument("--json", metavar="FILE", help="with --bench: also write the timings as JSON")
     parser.add_argument("--seed", type=int, default=0, help="seed for made-up inputs (used when there is no record)")
+    parser.add_argument("--emulate", action="store_true",
+                        help="--check on the CPU, no GPU needed: the .cu and its launcher compiled with g++ against "
+                             "harvest's CUDA emulation (threads, barriers for __syncthreads and shuffles); slow, no timing")
     options = parser.parse_args()
+    if options.emulate:
+        if options.bench:
+            print("--emulate checks a twin; it gives no timing (--bench needs a GPU)", file=sys.stderr)
+            return 2
+        try:
+            from harvest.errors import HarvestError
+            launch = twin.build_emulated()
+        except ImportError:
+            print("--emulate needs harvest installed (`pip install harvest`): the CUDA emulation is harvest's", file=sys.stderr)
+            return 2
+        except HarvestError as error:
+            print(f"--emulate: {error}", file=sys.stderr)
+            return error.exit_code
+        print(f"{twin.name}: emulated on the CPU (g++ against harvest's CUDA emulation; no timing)")
+        return 0 if twin.check("cpu", options.seed, launch=launch) else 1
     if not torch.cuda.is_available():
         print(f"the CUDA twin needs a GPU to run (torch sees no CUDA device); `nvcc -ptx -arch=sm_90 {twin.name}.cu` "
-              "compiles it anywhere", file=sys.stderr)
+              "compiles it anywhere, and --check --emulate runs it on the CPU", file=sys.stderr)
         return NEEDS_A_GPU
     ok = True
     if options.check or not options.bench:

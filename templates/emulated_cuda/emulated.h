@@ -1,8 +1,9 @@
-// The CUDA that harvest's twins use, emulated on the CPU for the tests (no GPU here): a block's threads are
-// threads of this process, __syncthreads and a warp's shuffles meet at barriers (so a twin whose threads diverge
-// around one hangs here as it would misbehave there), __shared__ is a function's static (the blocks of a launch run
-// one after another), and a cooperative launch forks a process per block, all at once, meeting at a grid barrier in
-// shared memory. The twin's .cu and its launcher compile unchanged with g++ against this header (tests/emulated_twin.py).
+// The CUDA that harvest's twins use, emulated on the CPU (`<kernel>_twin.py --check --emulate`, harvest.twin.emulate):
+// a block's threads are threads of this process, __syncthreads and a warp's shuffles meet at barriers (so a twin
+// whose threads diverge around one hangs here, as it would misbehave on a GPU), __shared__ is a function's static
+// (the blocks of a launch run one after another), and a cooperative launch forks a process per block, all at once,
+// meeting at a grid barrier in shared memory. The twin's .cu and its launcher compile unchanged with g++ against it;
+// the device math is the host's (the fast approximations computed exactly). No timing: a GPU gives that.
 #pragma once
 #include <algorithm>
 #include <cmath>
