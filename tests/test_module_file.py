@@ -13,13 +13,21 @@ import pytest
 from conftest import ROOT
 
 from harvest.bench.command import kernel_function_name
-from harvest.dtypes import ITEMSIZE, POINTER_DTYPES, TL_DTYPES, TRITON_DTYPES, TRITON_POINTEE, torch_dtype_name, triton_pointer_dtype
+from harvest.bench.sweep import block_names, sweep_configs, sweep_space
+from harvest.dtypes import (
+    ITEMSIZE,
+    POINTER_DTYPES,
+    TL_DTYPES,
+    TRITON_DTYPES,
+    TRITON_POINTEE,
+    torch_dtype_name,
+    triton_pointer_dtype,
+)
 from harvest.errors import ParseError
 from harvest.model import Kernel
 from harvest.module.file import ModuleFileError, TensorArg, read_kernel_region, read_module_file
 from harvest.parse import parse_output_code
 from harvest.ptx import compile_args, read_kernel_module
-from harvest.bench.sweep import block_names, sweep_configs, sweep_space
 from harvest.syntax import is_constexpr_annotation, is_constexpr_annotation_cst, is_jit_decorator_cst, is_jit_def
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.facts import CTYPES, TWIN_DTYPE_OF_TL, TWIN_DTYPE_OF_TORCH
@@ -173,9 +181,11 @@ def test_helpers_precede_the_kernel_and_do_not_specialize_names_or_indexes_param
     ptx = read_kernel_module(text, "g1/cumsum_kernel.py")
     assert ("tl", "associative_scan") in ptx.references
     assert compile_args(ptx).signature["n_rows"] == "i32"  # not specialized: no divisibility, no constant
-    # the twin does not translate a kernel that calls a helper, and says so
-    with pytest.raises(NoTwin, match="helper.*_triton_helper_fn_add0"):
-        read_module(text)
+    # the twin takes a scan's combine helper (a C++ lambda), and refuses a kernel that calls a helper itself
+    assert list(read_module(text).combine_helpers) == ["_triton_helper_fn_add0"]
+    called = edited("    tl.store(out_ptr + (cols", "    total = _triton_helper_fn_add0(total, a)\n    tl.store(out_ptr + (cols", text)
+    with pytest.raises(NoTwin, match="calls the @triton.jit helper.*_triton_helper_fn_add0"):
+        read_module(called)
     # sweep pairs the block sizes with Inductor's kernel def, not with the helper that comes first in its source
     inductor = Kernel("triton_red_fused_cumsum_0", textwrap.dedent("""\
         @triton.jit

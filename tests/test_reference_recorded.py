@@ -315,3 +315,21 @@ def triton_poi_fused_convolution_relu_0(in_out_ptr0, in_ptr0, xnumel, XBLOCK: tl
     raw = torch.nn.functional.conv2d(x, w, None, padding=1)
     got = namespace["reference"](raw, bias)["in_out_ptr0"]
     torch.testing.assert_close(got, torch.relu(torch.nn.functional.conv2d(x, w, bias, padding=1)))
+
+
+def test_a_layer_norm_that_reads_its_row_sum_from_the_kernel_before_computes_its_own_variance(tmp_path):
+    """examples/models/encoder_norm_first.py on the CPU path: one kernel stores the rows' sums of the dropout's
+    residual, the next divides that by 32 for the mean, subtracts it from the row and computes the variance itself.
+    The sum is the mean's, not a Welford m2: the reference recomputes var_mean (it once took the sum over 32 as the
+    variance, and rsqrt of a negative mean gave NaN)."""
+    out = tmp_path / "out"
+    done = harvest("extract", str(ROOT / "examples" / "models" / "encoder_norm_first.py"), "-o", str(out), "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    kernel = next(k for k in kernels(manifest) if k["name"].endswith("native_layer_norm_backward_transpose_view_7"))
+    source = (out / kernel["module"]).read_text()
+    reference = source[source.index("def reference("): source.index("RECORD = ")]
+    assert "var_mean" in reference and "a_ptr" not in reference.split("\n")[0], reference
+    check = run_check(out / kernel["module"])
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.count("reference: ok") == 3, check.stdout

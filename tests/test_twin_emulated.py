@@ -169,3 +169,14 @@ def test_a_twin_module_checks_on_the_cpu_with_emulate_and_refuses_to_time_there(
     timed = subprocess.run([sys.executable, str(twin_module), "--bench", "--emulate"], capture_output=True, text=True,
                            cwd=scans, env=env, timeout=600)
     assert timed.returncode == 2 and timed.stderr.strip() == "--emulate checks a twin; it gives no timing (--bench needs a GPU)"
+
+
+def test_a_reduction_whose_accumulator_is_cast_before_its_reduction_gets_a_twin_that_matches(tmp_path_factory, tmp_path):
+    """examples/dynamic_shapes.py's softmax reads `as_i8 = any_true_acc.to(tl.int8)` after its loop and reduces that
+    (torch's isfinite check): the cast goes into the reduction, applied to each of a thread's accumulator copies, as
+    Triton applies it to each slot before reducing; the twin passes its check."""
+    out = extract_with_twins(tmp_path_factory, "dynamic_shapes.py")
+    twin = translate(read_module((out / "g0_inference/softmax_kernel.py").read_text(encoding="utf-8"), "softmax_kernel.py"))
+    assert "hv::cast<int8_t>(any_true_acc_copies[0])" in twin.cuda
+    ok, printed = run_twin(out, "g0_inference/softmax_kernel.py", tmp_path)
+    assert ok and "inout_ptr: recorded: ok" in printed, printed

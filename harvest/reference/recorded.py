@@ -10,20 +10,31 @@ launch). The nodes become the same small program the `# Graph fragment:` comment
 
 from __future__ import annotations
 
+import ast
 import re
 
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import UPDATES_FIRST_ARG, is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
-from harvest.reference.access import Access, top_op, sums_within
+from harvest.reference.access import Access, sums_within, top_op
 from harvest.reference.binding import (
     SPLIT_REDUCTIONS,
-    split_dims,
+    FragmentBinding,
     SplitReduction,
     bind_partial_inputs,
     bind_partial_outputs,
-    FragmentBinding,
     partial_of,
+    split_dims,
+)
+from harvest.reference.fragment import (
+    Fragment,
+    Op,
+    arg_buffer,
+    buffer_meta_of,
+    collective_reason,
+    numel_of,
+    redraw_random,
+    target_exists,
 )
 from harvest.reference.welford import (
     combine_welford_partials,
@@ -34,16 +45,7 @@ from harvest.reference.welford import (
     welford_part,
     welford_parts,
 )
-from harvest.reference.fragment import (
-    arg_buffer,
-    collective_reason,
-    buffer_meta_of,
-    Fragment,
-    numel_of,
-    Op,
-    target_exists,
-    redraw_random,
-)
+from harvest.syntax import dotted
 
 # An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
 _INPLACE_FOREACH = re.compile(r"(torch\.ops\.aten\._foreach_\w+?)_\.(\w+)")
@@ -290,7 +292,8 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffer
         if var is not None and whole is not None:  # the m2 that a kernel after the var_mean's reads, with the mean
             m2s = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)
                    and binding.input_meta.get(n) is not None
-                   and numel_of(binding.input_meta[n].shape) == numel_of(whole.shape)]
+                   and numel_of(binding.input_meta[n].shape) == numel_of(whole.shape)
+                   and not _read_as_a_mean(n, args, access)]
             variance_from_m2(name, var, terms - correction, m2s, fragment, binding)
         # Stage 2: this kernel reads partial sums and combines them.
         if not partials:
@@ -314,6 +317,22 @@ def _bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffer
                     and top_op(access.last_store.get(param), access.assigns) == "sum"):
                 binding.outputs[param] = total_node(fragment, target, scale_of(target))
                 del binding.unchecked[param]
+
+
+def _read_as_a_mean(buffer: str, args: dict[str, dict], access: Access) -> bool:
+    """Whether the kernel takes `buffer` for a mean's total: loaded, divided, and subtracted from a value of the row
+    (x - total / n), as a layer norm does that reads its row sum from the kernel before and computes its variance
+    itself; an m2 is never subtracted from the row (it goes to rsqrt)."""
+    params = {p for p, entry in args.items() if buffer in entry.get("buffers", [entry.get("buffer")])}
+    loaded = {name for name, value in access.assigns.items() if isinstance(value, ast.Call) and dotted(value.func) == "tl.load"
+              and value.args and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value.args[0]))}
+    scaled = set(loaded)
+    for name, value in access.assigns.items():  # (in source order: a total's quotient is assigned after its load)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Div, ast.Mult)) and isinstance(value.left, ast.Name) \
+                and value.left.id in scaled:
+            scaled.add(name)
+    return any(isinstance(value, ast.BinOp) and isinstance(value.op, ast.Sub) and isinstance(value.right, ast.Name)
+               and value.right.id in scaled - loaded for value in access.assigns.values())
 
 
 def _bind_convolution_without_bias(binding: FragmentBinding, buffers: dict[str, dict], fragment: Fragment) -> None:

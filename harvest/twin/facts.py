@@ -73,12 +73,6 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     except ModuleFileError as exc:
         raise NoTwin(f"the module is not one harvest can read ({exc.detail})") from exc
     kernel = module.kernel
-    helpers = {h.name: h for h in module.helpers}
-    combines = {node.args[2].id for node in ast.walk(kernel) if isinstance(node, ast.Call) and dotted(node.func) == "tl.associative_scan"
-                and len(node.args) > 2 and isinstance(node.args[2], ast.Name)}  # a scan's combine: the twin's lambda
-    called = sorted({n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and n.id in helpers} - combines)
-    if called:
-        raise NoTwin(f"the kernel calls the @triton.jit helper(s) {', '.join(called)}, which the twin does not translate")
     constexprs = {k: v for k, v in module.constexpr_config.items() if isinstance(v, int)}
     params = module.runtime_params
     statements, launch_grid = list(kernel.body), module.grid
@@ -88,6 +82,15 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     elif is_split_scan(statements):
         statements, launch_grid = as_row_scan(statements, launch_grid, module.params)
         cooperative = True  # (its rows split over blocks again, the twin's way)
+    helpers = {h.name: h for h in module.helpers}
+    rewritten = ast.Module(statements, [])
+    combine_args = [node.args[2] for node in ast.walk(rewritten) if isinstance(node, ast.Call) and dotted(node.func) == "tl.associative_scan"
+                    and len(node.args) > 2 and isinstance(node.args[2], ast.Name)]  # a scan's combine: the twin's lambda
+    combines = {arg.id for arg in combine_args}
+    called = sorted({n.id for n in ast.walk(rewritten) if isinstance(n, ast.Name) and n.id in helpers
+                     and not any(n is arg for arg in combine_args)})
+    if called:
+        raise NoTwin(f"the kernel calls the @triton.jit helper(s) {', '.join(called)}, which the twin does not translate")
     body = []
     for stmt in statements:
         if isinstance(stmt, ast.AnnAssign) and is_constexpr_annotation(stmt.annotation) and isinstance(stmt.target, ast.Name):

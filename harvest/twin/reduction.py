@@ -4,6 +4,7 @@ the kernel folds them, then combined by warp shuffles and shared memory."""
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, replace
 
 from harvest.syntax import dotted, pointer_of
@@ -207,6 +208,35 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str], tile_carr
                     raise NoTwin(f"accumulator {acc} is used after its loop other than by its reduction ({', '.join(finals)})")
 
 
+def _casts_into_reductions(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`as_i8 = acc.to(tl.int8)` after a loop, read only by `any(as_i8, 1)`: the cast moved into the reduction's
+    argument (`any(acc.to(tl.int8), 1)`), where the twin applies it to each of a thread's accumulator copies, as
+    Triton applies it to each slot of its accumulator before reducing the slots."""
+    loop_carried = {n for s in body if isinstance(s, ast.For) for inner in s.body for n in defines(inner)}
+    body = list(body)
+    for position, stmt in enumerate(body):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        value, name = stmt.value, stmt.targets[0].id
+        inner = value
+        while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "to":
+            inner = inner.func.value
+        if inner is value or not (isinstance(inner, ast.Name) and inner.id in loop_carried):
+            continue
+        readers = [i for i, s in enumerate(body) if i != position and name in names_used(s)]
+        if len(readers) != 1 or isinstance(body[readers[0]], ast.For):
+            continue
+        reader = copy.deepcopy(body[readers[0]])  # (the module's own statements stay as they are)
+        reduction = _reduction_call(reader.value) if isinstance(reader, ast.Assign) else None
+        if reduction is None or not any(isinstance(a, ast.Name) and a.id == name for a in reduction[1]):
+            continue
+        call = reduction[2]
+        call.args = [copy.deepcopy(value) if isinstance(a, ast.Name) and a.id == name else a for a in call.args]
+        body[readers[0]] = reader
+        body[position] = ast.Pass()
+    return [s for s in body if not isinstance(s, ast.Pass)]
+
+
 def _tile_carries(loop: ast.For, body: list[ast.stmt], axes: Axes) -> set[str]:
     """Names a looped scan's body assigns that are the same for every column of a tile: made of select_one (the
     tile's last value), the loop's offset and values from before the loop, never of a column's own value."""
@@ -284,6 +314,7 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         raise NoTwin(f"the block offset {offset_name} is used beyond the row index")
     loops = [s for s in body if isinstance(s, ast.For)]
     if looped:
+        body = _casts_into_reductions(body)
         rnumel_node = _loop_range(loops[0], axes)[1]
     else:
         rnumel_node = _persistent_numel(body, axes, facts)
