@@ -35,17 +35,7 @@ from harvest.module.shared import share_rank_kernels
 from harvest.options import ExtractOptions
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.trust import remember_made_here, state_dir
-from harvest.writer import (
-    STAGING,
-    WriteReport,
-    copy_records,
-    copy_tree,
-    ensure_writable,
-    remove_stale_raw,
-    write_generated,
-    write_manifest,
-    write_raw,
-)
+from harvest.writer import STAGING, WriteReport, copy_records, copy_tree, ensure_writable, remove_stale_raw, write_generated, write_manifest, write_raw
 
 Progress = Callable[[str], None]  # messages; a ProgressDisplay also takes Counts (harvest/progress.py)
 

@@ -57,14 +57,7 @@ class ProgressDisplay:
 
     def __enter__(self) -> ProgressDisplay:
         if not self.quiet and self.console.is_terminal:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                SpinnerColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self.live = Progress(SpinnerColumn(), TextColumn("[bold cyan]{task.fields[label]}[/] {task.description}"),
                                  BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console, transient=True)

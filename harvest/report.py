@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harvest.errors import OutputError, ParseError, UsageError
-from harvest.report_ranks import rank_markdown, rank_summary
 from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
+from harvest.report_ranks import rank_markdown, rank_summary
 from harvest.text_output import md_cell, plural
 from harvest.tune_first import rank_kernels, tune_markdown
 from harvest.writer import inside, write_file

@@ -47,8 +47,8 @@ from harvest.progress import counter
 from harvest.report import read_manifest
 from harvest.report_html import read_json
 from harvest.trust import NOT_MADE_HERE, made_here
-from harvest.tune_first import TuneTable, rank_kernels
 from harvest.writer import write_file
+from harvest.tune_first import TuneTable, rank_kernels
 
 PROGRESS = "[harvest] "
 BENCHING = "benching kernels"
@@ -268,9 +268,9 @@ def host_inputs(graph: dict, extraction: Path) -> list[int]:
 def make_plan(selection: Selection, *, sweep: bool, sweep_max: int, profile: bool, run_artifact: bool, check_only: bool,
               out_dir: Path, graph_iterations: int = 20, sweep_rep_ms: float = 30.0) -> tuple[dict, dict[str, str]]:
     """The child's plan (JSON-ready), and per kernel id the reason it is not benched (not standalone, ...)."""
-    from harvest.bench.sweep import SweepError, sweep_configs, sweep_space
     from harvest.module.file import ModuleFileError, read_module_file
     from harvest.parse import parse_output_code
+    from harvest.bench.sweep import SweepError, sweep_configs, sweep_space
 
     extraction = selection.extraction
     graphs: dict[str, dict] = {}
@@ -443,8 +443,8 @@ def bench(path: str | Path, *, pattern: str | None = None, sweep: bool = False, 
           run_artifact: bool = False, check_only: bool = False, out_dir: str | Path | None = None,
           on_progress: Progress = lambda message: None) -> BenchResult:
     """Bench the kernels PATH selects; write bench.csv/json (and sweeps, profile) under out_dir; return the rows."""
-    from harvest.bench.sweep import plot_sweep
     from harvest.module.file import read_module_file
+    from harvest.bench.sweep import plot_sweep
 
     if check_only and not sweep:
         raise UsageError("--check-only checks each --sweep config against the record on the CPU; add --sweep")

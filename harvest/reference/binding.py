@@ -12,13 +12,13 @@ from harvest.model import FxExpr, FxList, FxRef, Graph, Kernel, Launch, TensorMe
 from harvest.ops import UPDATES_FIRST_ARG
 from harvest.reference.access import OP_FAMILIES, Access, top_op
 from harvest.reference.fragment import (
-    Fragment,
     Op,
     arg_buffer,
     buffer_meta_of,
+    op_family,
+    Fragment,
     norm_dtype,
     numel_of,
-    op_family,
     same_numel,
     same_shape,
 )

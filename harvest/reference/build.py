@@ -12,17 +12,18 @@ from harvest.reference.access import Access, scan_kernel
 from harvest.reference.binding import (
     SPLIT_TARGETS,
     SPLIT_WORDS,
-    FragmentBinding,
     bind_inputs,
     bind_outputs,
     bind_partial_inputs,
+    FragmentBinding,
     needed_expression,
 )
+from harvest.reference.welford import bind_welford_split
 from harvest.reference.fragment import (
     PREPARE_SOFTMAX_ONLINE,
-    Fragment,
     arg_buffer,
     buffer_meta_of,
+    Fragment,
     norm_dtype,
     numel_of,
     read_fragment,
@@ -31,7 +32,6 @@ from harvest.reference.fragment import (
 from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
 from harvest.reference.recorded import bind_recorded
 from harvest.reference.scalars import bind_scalar_nodes
-from harvest.reference.welford import bind_welford_split
 from harvest.shapes import rename_symbols
 
 

@@ -16,25 +16,16 @@ import re
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import UPDATES_FIRST_ARG, is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
-from harvest.reference.access import Access, sums_within, top_op
+from harvest.syntax import dotted
+from harvest.reference.access import Access, top_op, sums_within
 from harvest.reference.binding import (
     SPLIT_REDUCTIONS,
-    FragmentBinding,
+    split_dims,
     SplitReduction,
     bind_partial_inputs,
     bind_partial_outputs,
+    FragmentBinding,
     partial_of,
-    split_dims,
-)
-from harvest.reference.fragment import (
-    Fragment,
-    Op,
-    arg_buffer,
-    buffer_meta_of,
-    collective_reason,
-    numel_of,
-    redraw_random,
-    target_exists,
 )
 from harvest.reference.welford import (
     combine_welford_partials,
@@ -45,7 +36,16 @@ from harvest.reference.welford import (
     welford_part,
     welford_parts,
 )
-from harvest.syntax import dotted
+from harvest.reference.fragment import (
+    arg_buffer,
+    collective_reason,
+    buffer_meta_of,
+    Fragment,
+    numel_of,
+    Op,
+    target_exists,
+    redraw_random,
+)
 
 # An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
 _INPLACE_FOREACH = re.compile(r"(torch\.ops\.aten\._foreach_\w+?)_\.(\w+)")
