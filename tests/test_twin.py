@@ -921,3 +921,16 @@ def test_every_looped_row_reduction_can_split_its_rows_over_blocks_as_a_variant(
     assert twin.cuda.count("hv::grid_sync(hv_splits);") == 3 and twin.cuda.count("const int32_t hv_begin") == 3  # a pass and a reduction each
     assert "hv::launch_rows_split(hv_splits > 1, log_softmax_kernel," in twin.launcher
     ptx_of(twin.cuda, tmp_path)
+
+
+@needs_nvcc
+def test_a_looped_reduction_of_a_constant_row_can_fix_its_block_size_as_a_variant(embedding_ce_h200, tmp_path, monkeypatch):
+    """CONSTANT_ROW_BLOCK=1 (a variant for the device to weigh; off by default): a row of 8192 at 4 columns a
+    thread a step takes a block of 512 that is a constant of the kernel, as Triton's block is, so each pass's column
+    loop has a known trip count (4) and nvcc unrolls it: the three passes' 16-byte loads are issued 4 at a time."""
+    assert "hv_block" not in twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py").cuda  # off: the twin as timed
+    monkeypatch.setattr(reduction, "CONSTANT_ROW_BLOCK", 1)
+    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
+    assert "constexpr int32_t hv_block = 512;" in twin.cuda and twin.cuda.count("col_start += 4 * hv_block) {") == 3
+    assert "log_softmax_kernel<<<hv::row_blocks(hv_rows), 512, 0," in twin.launcher
+    assert ptx_of(twin.cuda, tmp_path).count("ld.global.v4") == 12

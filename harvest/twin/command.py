@@ -27,7 +27,7 @@ from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 
 # Kinds whose kernels get no CUDA twin, and why: a matmul template's counterpart is cuBLAS (its eager reference).
 NO_TWIN_KINDS = {
-    "template": "template (its CUDA counterpart is cuBLAS: `--bench` times it against the eager reference, torch.mm and the fused ops)",
+    "template": "template (its CUDA counterpart is the library's, cuBLAS or cuDNN: `--bench` times it against the eager reference, torch.mm and the fused ops)",
 }
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 

@@ -7,6 +7,7 @@ import ast
 import copy
 from dataclasses import dataclass, replace
 
+from harvest.shapes import evaluate_node
 from harvest.syntax import dotted, pointer_of
 from harvest.twin.body import (
     Axes,
@@ -208,6 +209,14 @@ def _check_loop(loop: ast.For, after: list[ast.stmt], outer: set[str], tile_carr
                     raise NoTwin(f"accumulator {acc} is used after its loop other than by its reduction ({', '.join(finals)})")
 
 
+def _row_threads(work: int) -> int:
+    """hv::row_threads of the launch helpers: a power of two from 32 to 512, about one thread per unit of work."""
+    threads = 32
+    while threads < work and threads < 512:
+        threads *= 2
+    return threads
+
+
 def _casts_into_reductions(body: list[ast.stmt]) -> list[ast.stmt]:
     """`as_i8 = acc.to(tl.int8)` after a loop, read only by `any(as_i8, 1)`: the cast moved into the reduction's
     argument (`any(acc.to(tl.int8), 1)`), where the twin applies it to each of a thread's accumulator copies, as
@@ -327,6 +336,10 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     grouped_rows = _column_groups(body, axes, row_name, facts) if columns and looped and COLUMN_ROWS_PER_LANE > 1 else None
     split = (facts.split_rows or SPLIT_LOOPED_ROWS) and looped and not columns
     lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.split_rows() if split else Lanes.rows()
+    row_length = evaluate_node(rnumel_node, known)  # (an int when the row's length is a constant of the kernel)
+    fixed_block = CONSTANT_ROW_BLOCK and looped and not (columns or warps or split) and isinstance(row_length, int)
+    if fixed_block:  # the block's size a constant of the kernel (hv_block, set below): loops of a known trip count
+        lanes.count = "hv_block"
     row_statements = Statements(out, exprs, row_level_stores=True, store_guard=lanes.row_store_guard, barrier=lanes.barrier)
     lane_statements = Statements(out, exprs, store_guard=lanes.lane_store_guard + (("hv_in",) if scans else ()))
     reductions = RowReductions(out)
@@ -412,6 +425,12 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
         blocks, threads = "hv::column_blocks(hv_rows)", "hv::column_threads(hv_rows, hv_rnumel)"  # 32 rows x up to 16 lanes
         notes = ["a reduction over the outer dimension: 32 rows per block along threadIdx.x (coalesced loads), "
                  "threadIdx.y threads stride over the reduced dimension", "partials combined per row through shared memory"]
+    elif fixed_block:
+        block = _row_threads(-(-row_length // step))
+        out.lines.insert(0, f"    constexpr int32_t hv_block = {block};  // the block's threads (the launcher's): a row of {row_length}, {step} a thread a step")
+        blocks, threads = "hv::row_blocks(hv_rows)", str(block)
+        notes = ["one thread block per row (grid-stride over rows), threads stride over the row, the block's size a constant "
+                 "of the kernel", "per-thread partials combined by warp shuffles and shared memory"]
     else:
         # 32 to 512 threads a row: a looped reduction's threads each take `step` columns a step
         blocks, threads = "hv::row_blocks(hv_rows)", f"hv::row_threads((hv_rnumel + {step - 1}) / {step})" if looped else "hv::row_threads(hv_rnumel)"
@@ -442,6 +461,9 @@ SPLIT_BLOCK_THREADS = 0
 SPLIT_WARPS_UNGROUPED = 0
 COLUMN_ROWS_PER_LANE = 1
 SPLIT_LOOPED_ROWS = 0
+# A looped row reduction over a row of a constant length: the block's size a constant of the kernel (1), as it is
+# Triton's, so that its column loops have a known trip count the compiler may unroll (loads issued up front).
+CONSTANT_ROW_BLOCK = 0
 
 
 class Lanes:
