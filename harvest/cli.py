@@ -62,13 +62,18 @@ examples:
   harvest twin extracted/small_model/g0_forward/softmax_kernel.py      one kernel
   python extracted/square_square/g0_inference/twin/square_square_kernel_twin.py --check   (GPU)
   python extracted/square_square/g0_inference/twin/square_square_kernel_twin.py --bench   twin vs Triton (GPU)
+  python extracted/square_square/g0_inference/twin/square_square_kernel_twin.py --check --emulate
+                                                       no GPU: the twin compiled with g++ against harvest's
+                                                       CUDA emulation and checked on the CPU (slow; no timing)
   harvest ptx extracted/square_square                  then: the two PTX side by side
 
 Pointwise kernels become one element per thread (16-byte vector loads and stores, 4 floats a thread, when a
 kernel reads and writes at the element's own index and the pointers are aligned); reductions become one thread
 block per row, its threads striding over the row (or 32 rows per block when the reduced dimension is the outer
 one, so loads coalesce), partials combined with warp shuffles and shared memory
-(sum, max/min with Inductor's NaN rules, prod, any, Welford, argmax/argmin, online softmax). Math follows
+(sum, max/min with Inductor's NaN rules, prod, any, Welford, argmax/argmin, online softmax); scans take a row in
+tiles of a warp's or a block's threads with a carry; cooperative reductions and split scans split each row over
+the blocks the GPU holds at once, which meet at a grid barrier (a cooperative launch). Math follows
 Triton: libdevice.* are CUDA's accurate functions, tl.exp/log/sin/cos the fast intrinsics; tl.rand/randn are
 Philox like Triton's. The twin's kernel file needs only CUDA headers; its module builds it with load_inline
 (ninja) into twin/build/<kernel>/, where main.cpp, cuda.cu and build.ninja stay to read.
@@ -502,7 +507,7 @@ def run_twin(options: argparse.Namespace) -> int:
         console.print(f"every twin written compiles with {run.compiled_with} -ptx -arch={options.arch}")
     for path in run.writes.kept_edited:
         console.print(f"[yellow]kept your edited {run.out_dir / path}[/] (--force replaces it, keeping a .bak)")
-    console.print(f"twins: {run.out_dir}/<graph>/twin/   run one: python <graph>/twin/<kernel>_twin.py --check (GPU)")
+    console.print(f"twins: {run.out_dir}/<graph>/twin/   run one: python <graph>/twin/<kernel>_twin.py --check (GPU; on the CPU: --check --emulate)")
     return 1 if any(o.status == "compile error" for o in run.outcomes) else 0
 
 
