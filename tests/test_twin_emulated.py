@@ -180,3 +180,14 @@ def test_a_reduction_whose_accumulator_is_cast_before_its_reduction_gets_a_twin_
     assert "hv::cast<int8_t>(any_true_acc_copies[0])" in twin.cuda
     ok, printed = run_twin(out, "g0_inference/softmax_kernel.py", tmp_path)
     assert ok and "inout_ptr: recorded: ok" in printed, printed
+
+
+def test_bf16_twins_match_on_the_emulated_gpu(tmp_path_factory, tmp_path):
+    """examples/models/bf16_mlp.py: twins of bfloat16 kernels include cuda_bf16.h, whose CUDA runtime declarations
+    the emulation's launcher pieces must stand beside; every twin passes its check."""
+    out = extract_with_twins(tmp_path_factory, "models/bf16_mlp.py")
+    modules = kernel_modules(out)
+    assert len(modules) == 5
+    for module in modules:
+        ok, printed = run_twin(out, module, tmp_path)
+        assert ok, f"{module}:\n{printed}"

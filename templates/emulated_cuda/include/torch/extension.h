@@ -1,29 +1,40 @@
-// The few pieces of torch a twin's launcher uses, for the CPU emulation (tests/emulated_cuda/emulated.h).
+// The few pieces of torch and of the CUDA runtime that a twin's launcher uses, for harvest's CPU emulation
+// (emulated.h). Each is hv_emu's own, named by a macro after CUDA's: a kernel with half or bfloat16 values has the
+// CUDA headers' declarations of the same names already, and these stand in for them from here on.
 #pragma once
 #include <initializer_list>
 #include "../../emulated.h"
 
-typedef void* cudaStream_t;
-typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaDevAttrCooperativeLaunch = 1, cudaDevAttrMultiProcessorCount = 2, cudaLaunchAttributeCooperative = 3 };
-constexpr int HV_EMULATED_SMS = 16;  // a small GPU: a split row takes a few blocks, a cooperative launch forks few processes
-
-inline cudaError_t cudaGetDevice(int* device) { *device = 0; return cudaSuccess; }
-inline cudaError_t cudaDeviceGetAttribute(int* value, int attribute, int) {
-  *value = attribute == cudaDevAttrCooperativeLaunch ? 1 : attribute == cudaDevAttrMultiProcessorCount ? HV_EMULATED_SMS : 0;
-  return cudaSuccess;
+namespace hv_emu {
+constexpr int SMS = 16;  // a small GPU: a split row takes a few blocks, a cooperative launch forks few processes
+enum { Success = 0, AttributeCooperativeLaunch = 1, AttributeMultiProcessorCount = 2, LaunchCooperative = 3 };
+inline int get_device(int* device) { *device = 0; return Success; }
+inline int device_attribute(int* value, int attribute, int) {
+  *value = attribute == AttributeCooperativeLaunch ? 1 : attribute == AttributeMultiProcessorCount ? SMS : 0;
+  return Success;
 }
-inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void*, int, size_t) { *blocks = 1; return cudaSuccess; }
-struct cudaLaunchAttributeValue { int cooperative; };
-struct cudaLaunchAttribute { int id; cudaLaunchAttributeValue val; };
-struct cudaLaunchConfig_t { dim3 gridDim, blockDim; size_t dynamicSmemBytes; cudaStream_t stream; cudaLaunchAttribute* attrs; unsigned numAttrs; };
+inline int blocks_per_sm(int* blocks, const void*, int, size_t) { *blocks = 1; return Success; }
+struct LaunchAttributeValue { int cooperative; };
+struct LaunchAttribute { int id; LaunchAttributeValue val; };
+struct LaunchConfig { dim3 gridDim, blockDim; size_t dynamicSmemBytes; void* stream; LaunchAttribute* attrs; unsigned numAttrs; };
 template <typename... Params, typename... Args>
-cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, void (*kernel)(Params...), Args&&... args) {
+int launch_ex(const LaunchConfig* config, void (*kernel)(Params...), Args&&... args) {
   bool cooperative = false;
-  for (unsigned a = 0; a < config->numAttrs; ++a) cooperative |= config->attrs[a].id == cudaLaunchAttributeCooperative && config->attrs[a].val.cooperative;
-  hv_emu::launch(config->gridDim, config->blockDim, cooperative, kernel, args...);
-  return cudaSuccess;
+  for (unsigned a = 0; a < config->numAttrs; ++a) cooperative |= config->attrs[a].id == LaunchCooperative && config->attrs[a].val.cooperative;
+  launch(config->gridDim, config->blockDim, cooperative, kernel, args...);
+  return Success;
 }
+}  // namespace hv_emu
+
+#define cudaGetDevice hv_emu::get_device
+#define cudaDeviceGetAttribute hv_emu::device_attribute
+#define cudaOccupancyMaxActiveBlocksPerMultiprocessor hv_emu::blocks_per_sm
+#define cudaDevAttrCooperativeLaunch hv_emu::AttributeCooperativeLaunch
+#define cudaDevAttrMultiProcessorCount hv_emu::AttributeMultiProcessorCount
+#define cudaLaunchAttributeCooperative hv_emu::LaunchCooperative
+#define cudaLaunchAttribute hv_emu::LaunchAttribute
+#define cudaLaunchConfig_t hv_emu::LaunchConfig
+#define cudaLaunchKernelEx hv_emu::launch_ex
 
 #define C10_CUDA_CHECK(expression) (void)(expression)
 #define C10_CUDA_KERNEL_LAUNCH_CHECK() (void)0
@@ -32,7 +43,7 @@ cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, void (*kernel)(
 namespace c10 {
 enum class ScalarType { Byte };
 namespace cuda {
-inline cudaStream_t getCurrentCUDAStream() { return nullptr; }
+inline void* getCurrentCUDAStream() { return nullptr; }
 inline int current_device() { return 0; }
 }  // namespace cuda
 }  // namespace c10
