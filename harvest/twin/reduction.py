@@ -1128,7 +1128,8 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
         """A pass of the block's threads over the row, with the lane-level statements it needs."""
         pass_start, pass_indent = len(out.lines), out.indent
         if kept is None:
-            out.emit("#pragma unroll 4  // four of the thread's loads in flight at once")
+            out.emit("#pragma unroll 4  // four of the thread's loads in flight at once" if scans is None else
+                     "#pragma unroll 1  // each tile's scan waits for the tile before: nothing to overlap")
             out.open(f"for (int32_t hv_r0 = 0; hv_r0 < {rnumel.code}; hv_r0 += {lanes.count}) {{")
             out.emit(f"const int32_t hv_r = hv_r0 + {lanes.lane};")
         else:  # a fixed number of steps, unrolled: the kept arrays are registers
