@@ -838,7 +838,7 @@ def test_scans_get_twins_that_scan_their_rows_in_tiles_of_lanes_with_a_carry(sca
     assert "hv::warp_scan(broadcast, hv_combine, hv_carry_associative_scan, hv_k > 0)" in twin.cuda
     assert "const bool hv_in = hv_r < 64;" in twin.cuda and "if (hv_in && row_mask) " in twin.cuda
     ptx = ptx_of(twin.cuda, tmp_path)
-    assert "shfl.sync.up" in ptx
+    assert "shfl.sync.idx" in ptx  # (the lane below, read by index: shuffle_up is shuffle_lane)
     outer = twin_of(scans, "g0_forward/logcumsumexp_kernel.py")
     assert "hv::block_scan(broadcast, hv_combine, hv_carry_associative_scan, hv_r0 > 0)" in outer.cuda
     assert "const float tmp8 = log1pf(tmp7);" in outer.cuda  # the combine helper, translated statement by statement

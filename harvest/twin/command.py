@@ -25,7 +25,7 @@ from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinSource, read_module, translate
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 
-# Kinds whose kernels get no CUDA twin, and why: a matmul template's counterpart is cuBLAS (its eager reference).
+# Kinds whose kernels get no CUDA twin, and why: a template's counterpart is the library's (cuBLAS, cuDNN: its eager reference).
 NO_TWIN_KINDS = {
     "template": "template (its CUDA counterpart is the library's, cuBLAS or cuDNN: `--bench` times it against the eager reference, torch.mm and the fused ops)",
 }

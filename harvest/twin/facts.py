@@ -49,7 +49,7 @@ class ModuleFacts:
     stored: frozenset[str]  # pointers the kernel writes
     pointer_params: frozenset[str]  # parameters that are tensors
     counted_axes: frozenset[int] = frozenset()  # axes whose grid element is the run's count of programs, not a numel
-    split_rows: bool = False  # a cooperative reduction: the twin may split each row over several blocks
+    split_rows: bool = False  # a cooperative reduction or a split scan: the twin may split each row over several blocks
     combine_helpers: dict[str, ast.FunctionDef] = field(default_factory=dict)  # a scan's combine function, by name
 
 
@@ -76,12 +76,13 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     constexprs = {k: v for k, v in module.constexpr_config.items() if isinstance(v, int)}
     params = module.runtime_params
     statements, launch_grid = list(kernel.body), module.grid
-    cooperative = is_cooperative(module.constexprs, launch_grid)
-    if cooperative:
+    split_rows = True  # a kernel whose rows Inductor split over programs: the twin splits them again, its way
+    if is_cooperative(module.constexprs, launch_grid):
         statements, launch_grid = as_row_reduction(statements, launch_grid)
     elif is_split_scan(statements):
         statements, launch_grid = as_row_scan(statements, launch_grid, module.params)
-        cooperative = True  # (its rows split over blocks again, the twin's way)
+    else:
+        split_rows = False
     helpers = {h.name: h for h in module.helpers}
     rewritten = ast.Module(statements, [])
     combine_args = [node.args[2] for node in ast.walk(rewritten) if isinstance(node, ast.Call) and dotted(node.func) == "tl.associative_scan"
@@ -111,7 +112,7 @@ def read_module(text: str, label: str = "the module") -> ModuleFacts:
     stored = frozenset(a.pointer for a in function.accesses if a.call in WRITES) if function is not None else frozenset()
     grid, counted = _grid(launch_grid)
     combine_helpers = {name: helpers[name] for name in sorted(combines & set(helpers))}
-    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted, cooperative,
+    return ModuleFacts(kernel.name, params, constexprs, tuple(body), arg_dtypes, grid, stored, pointers, counted, split_rows,
                        combine_helpers)
 
 

@@ -18,7 +18,7 @@ HELPER_NEEDS: dict[str, frozenset[str]] = {
         "MaxNan": ("maximumNan",), "MinNan": ("minimumNan",), "Max": ("maximum",), "Min": ("minimum",),
         "shuffle_xor": (), "shuffle_first": (), "block_reduce": ("shuffle_xor",), "column_reduce": (),
         "split_publish": ("block_reduce",), "grid_sync": (), "split_gather": (),
-        "shuffle_up": (), "shuffle_lane": (), "warp_scan": ("shuffle_up", "shuffle_lane"), "block_scan": ("shuffle_up",), "block_last": (), "split_carry": (),
+        "shuffle_up": ("shuffle_lane",), "shuffle_lane": (), "warp_scan": ("shuffle_up", "shuffle_lane"), "block_scan": ("shuffle_up",), "block_last": (), "split_carry": (),
         "warp_reduce": ("shuffle_xor", "shuffle_first"),
         "Welford": (), "welford_reduce": ("Welford",), "WelfordCombine": ("Welford",),
         "ValueIndex": (), "ArgMax": ("ValueIndex",), "ArgMin": ("ValueIndex",),

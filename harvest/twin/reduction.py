@@ -279,10 +279,8 @@ def _emit_chunk_totals(out, loop: ast.For, exprs, lane_statements, scans: Combin
     for stmt in loop.body[:position]:
         if not isinstance(stmt, ast.Expr):  # (stores wait for the second pass)
             lane_statements.statement(stmt)
-    value = exprs(scan.value)
-    dtype = _concrete(value.dtype)
-    combine = scans.lambda_for(out, axes, scan.combine, dtype)
-    out.emit(f"(void)hv::block_scan({out.cast(value, dtype)}, {combine}, {carry}, {cname} > {begin});")
+    value, dtype, combine = scans.operands(out, exprs, axes, scan)
+    out.emit(f"(void)hv::block_scan({value}, {combine}, {carry}, {cname} > {begin});")
     out.close()
     slots.append(len(slots))
     out.emit(f"hv::split_carry({carry}, {have}, {begin} < {end}, {combine}, hv_workspace, {slots[-1]}, hv_split, hv_splits);")
@@ -334,7 +332,8 @@ def translate_reduction(facts: ModuleFacts, axes: Axes, looped: bool) -> TwinSou
     rnumel = exprs(rnumel_node)
     warps = not columns and not looped and rnumel.code.isdigit() and 0 < int(rnumel.code) <= WARP_ROW_LIMIT
     grouped_rows = _column_groups(body, axes, row_name, facts) if columns and looped and COLUMN_ROWS_PER_LANE > 1 else None
-    split = (facts.split_rows or SPLIT_LOOPED_ROWS) and looped and not columns
+    # (the variant splits no scan of Inductor's: its carry between tiles is its own)
+    split = (facts.split_rows or (SPLIT_LOOPED_ROWS and scans is None)) and looped and not columns
     lanes = Lanes.columns() if columns else Lanes.warps() if warps else Lanes.split_rows() if split else Lanes.rows()
     row_length = evaluate_node(rnumel_node, known)  # (an int when the row's length is a constant of the kernel)
     fixed_block = CONSTANT_ROW_BLOCK and looped and not (columns or warps or split) and isinstance(row_length, int)
@@ -796,23 +795,21 @@ def _emit_looped(out, body, axes, exprs, row_statements, lane_statements, reduct
                 scan = scan_call(inner) if scans is not None else None
                 last = is_last_of_tile(inner, _base_names(body, axes)) if scans is not None else None
                 if scan is not None:
-                    value = exprs(scan.value)
-                    dtype = _concrete(value.dtype)
-                    combine = scans.lambda_for(out, axes, scan.combine, dtype)
+                    value, dtype, combine = scans.operands(out, exprs, axes, scan)
                     if scan.carries and chunk_carry is not None:  # ... and with the chunks of the row before this block's
                         carry, have = chunk_carry
-                        out.declare(scan.name, dtype, f"hv::block_scan({out.cast(value, dtype)}, {combine}, {carry}, {have} || {cname} > {begin})")
+                        out.declare(scan.name, dtype, f"hv::block_scan({value}, {combine}, {carry}, {have} || {cname} > {begin})")
                         continue
                     if scan.carries:  # the row's scan: each tile combined with the tiles before it
                         carry = out.fresh(f"hv_carry_{scan.name}")
                         out.taken.add(carry)
                         out.lines.insert(loop_start, "    " * loop_indent + f"{out.ctype(dtype)} {carry}{{}};  // {scan.name}: the tiles before")
-                        out.declare(scan.name, dtype, f"hv::block_scan({out.cast(value, dtype)}, {combine}, {carry}, {cname} > {begin})")
+                        out.declare(scan.name, dtype, f"hv::block_scan({value}, {combine}, {carry}, {cname} > {begin})")
                         continue
                     unused = out.fresh("hv_no_carry")
                     out.taken.add(unused)
                     out.emit(f"{out.ctype(dtype)} {unused}{{}};  // the kernel carries the tiles before itself")
-                    out.declare(scan.name, dtype, f"hv::block_scan({out.cast(value, dtype)}, {combine}, {unused}, false)")
+                    out.declare(scan.name, dtype, f"hv::block_scan({value}, {combine}, {unused}, false)")
                 elif last is not None:
                     value = exprs(last)
                     dtype = _concrete(value.dtype)
@@ -1153,14 +1150,12 @@ def _emit_persistent(out, body, axes, exprs, row_statements, lane_statements, re
         for stmt in statements_needed:
             scan = scan_call(stmt) if scans is not None else None
             if scan is not None:
-                value = exprs(scan.value)
-                dtype = _concrete(value.dtype)
-                combine = scans.lambda_for(out, axes, scan.combine, dtype)
+                value, dtype, combine = scans.operands(out, exprs, axes, scan)
                 carry = out.fresh(f"hv_carry_{scan.name}")
                 out.taken.add(carry)
                 out.lines.insert(pass_start, "    " * pass_indent + f"{out.ctype(dtype)} {carry}{{}};  // {scan.name}: the tiles before")
                 step = ("hv::warp_scan", "hv_k > 0") if kept is not None else ("hv::block_scan", "hv_r0 > 0")
-                out.declare(scan.name, dtype, f"{step[0]}({out.cast(value, dtype)}, {combine}, {carry}, {step[1]})")
+                out.declare(scan.name, dtype, f"{step[0]}({value}, {combine}, {carry}, {step[1]})")
                 continue
             if kept is not None and len(defines(stmt)) == 1 and next(iter(defines(stmt))) in kept.arrays:
                 name = next(iter(defines(stmt)))

@@ -73,6 +73,12 @@ class CombineLambdas:
     written: dict[tuple[str, str], str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)  # the lambdas' C++, for the top of the kernel's body (emitted last)
 
+    def operands(self, out: Emitter, exprs: Expressions, axes, scan: ScanCall) -> tuple[str, str, str]:
+        """(the scanned value as C++, its dtype, the combine lambda's name) of a scan statement."""
+        value = exprs(scan.value)
+        dtype = {"int": "i32", "float": "fp32"}.get(value.dtype, value.dtype)
+        return out.cast(value, dtype), dtype, self.lambda_for(out, axes, scan.combine, dtype)
+
     def lambda_for(self, out: Emitter, axes, name: str, dtype: str) -> str:
         key = (name, dtype)
         if key in self.written:

@@ -141,14 +141,6 @@ inline void __syncthreads() { pthread_barrier_wait(&hv_emu::current->block_barri
 inline void __syncwarp(unsigned = 0xffffffffu) { hv_emu::warp_wait(); }
 template <typename T> T __shfl_sync(unsigned, T value, int lane) { return hv_emu::exchange(value, lane & 31); }
 template <typename T> T __shfl_xor_sync(unsigned, T value, int mask) { return hv_emu::exchange(value, (hv_emu::linear % 32) ^ mask); }
-template <typename T> T __shfl_up_sync(unsigned, T value, unsigned delta) {
-  const int lane = hv_emu::linear % 32;
-  return hv_emu::exchange(value, lane >= int(delta) ? lane - int(delta) : lane);
-}
-template <typename T> T __shfl_down_sync(unsigned, T value, unsigned delta) {
-  const int lane = hv_emu::linear % 32;
-  return hv_emu::exchange(value, lane + int(delta) < 32 ? lane + int(delta) : lane);
-}
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 namespace cooperative_groups {
