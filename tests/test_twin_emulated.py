@@ -191,3 +191,28 @@ def test_bf16_twins_match_on_the_emulated_gpu(tmp_path_factory, tmp_path):
     for module in modules:
         ok, printed = run_twin(out, module, tmp_path)
         assert ok, f"{module}:\n{printed}"
+
+
+def test_emulate_says_in_one_line_when_threads_diverge_around_a_barrier_or_a_file_is_missing(scans, tmp_path):
+    """A twin edited so that one thread skips a __syncthreads would misbehave on a GPU; the emulation does not wait
+    for ever: after HV_EMULATED_BARRIER_S seconds it says so in one line and exits 1. A twin whose .cu is gone:
+    one line, exit 2."""
+    out = tmp_path / "scans"
+    shutil.copytree(scans, out)
+    cu = out / "g0_forward" / "twin" / "logcumsumexp_kernel.cu"
+    text = cu.read_text(encoding="utf-8")
+    barrier = "  __syncthreads();  // the previous tile's readers are done with `totals`"
+    assert barrier in text
+    cu.write_text(text.replace(barrier, "  if (threadIdx.x != 0) __syncthreads();"), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent), HV_EMULATED_BARRIER_S="2")
+    twin_module = out / "g0_forward" / "twin" / "logcumsumexp_kernel_twin.py"
+    done = subprocess.run([sys.executable, str(twin_module), "--check", "--emulate"], capture_output=True, text=True,
+                          cwd=out, env=env, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == ("--emulate: threads of a block waited 2 s at a __syncthreads or a warp shuffle that the "
+                                   "others never reached (the twin's threads diverge around it)"), done.stderr
+    cu.unlink()
+    gone = subprocess.run([sys.executable, str(twin_module), "--check", "--emulate"], capture_output=True, text=True,
+                          cwd=out, env=env, timeout=600)
+    assert gone.returncode == 2 and gone.stderr.count("\n") == 1, gone.stderr
+    assert gone.stderr.startswith("--emulate: No such file or directory: ") and "logcumsumexp_kernel.cu" in gone.stderr

@@ -88,7 +88,11 @@ def emulated_source(cuda: str, launch_helpers: str, launcher: str, declaration: 
             raise HarvestError(f"a launcher parameter of a type the emulation does not pass: {param!r}")
         entries.append(f"{'void*' if ctype == 'torch::Tensor' else ctype} {name}")
         passed.append(f"torch::Tensor{{{name}}}" if ctype == "torch::Tensor" else name)
-    entry = (f'\nextern "C" void {ENTRY}({", ".join(entries)}) {{ launch({", ".join(passed)}); }}\n'
+    entry = (f'\nstatic std::string hv_emulated_failure;\n'
+             f'extern "C" int {ENTRY}({", ".join(entries)}) {{\n'
+             f'  try {{ launch({", ".join(passed)}); return 0; }}\n'
+             f'  catch (const std::exception& error) {{ hv_emulated_failure = error.what(); return 1; }}\n}}\n'
+             'extern "C" const char* hv_emulated_error() { return hv_emulated_failure.c_str(); }\n'
              'extern "C" int hv_emulated_cooperative_launches() { return hv_emu::cooperative_launches; }\n')
     return cuda + launch_helpers + launcher + entry
 
@@ -119,11 +123,12 @@ def emulated_launch(cuda: str, launch_helpers: str, launcher: str, declaration: 
     write): call it with the launcher's arguments; launch.cooperative() counts its cooperative launches so far."""
     source = emulated_source(cuda, launch_helpers, launcher, declaration)
     library = ctypes.CDLL(str(build(source, build_dir)))
-    entry = re.search(rf'extern "C" void {ENTRY}\((.*?)\) \{{', source).group(1)
+    entry = re.search(rf'extern "C" int {ENTRY}\((.*?)\) \{{', source).group(1)
     types = [CTYPES["torch::Tensor" if p.startswith("void*") else p.rsplit(" ", 1)[0]] for p in split_top_level(entry)] if entry else []
     function = getattr(library, ENTRY)
     function.argtypes = types
-    function.restype = None
+    function.restype = ctypes.c_int
+    library.hv_emulated_error.restype = ctypes.c_char_p
 
     def launch(*args):
         values = []
@@ -135,7 +140,8 @@ def emulated_launch(cuda: str, launch_helpers: str, launcher: str, declaration: 
                 values.append(value.data_ptr())
             else:
                 values.append(value)
-        function(*values)
+        if function(*values) != 0:
+            raise HarvestError(f"the emulated launch failed: {library.hv_emulated_error().decode()}")
 
     launch.cooperative = library.hv_emulated_cooperative_launches
     return launch

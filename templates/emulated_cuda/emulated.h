@@ -6,14 +6,18 @@
 // the device math is the host's (the fast approximations computed exactly). No timing: a GPU gives that.
 #pragma once
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <pthread.h>
 #include <stdexcept>
+#include <string>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
@@ -40,11 +44,37 @@ inline dim3 blockDim;
 inline dim3 gridDim;
 
 namespace hv_emu {
+// A barrier of `count` threads that gives up after a minute: on a GPU, threads that diverge around __syncthreads or
+// a warp shuffle misbehave; here they would wait for ever, so the emulation says so in one line and exits
+// (after HV_EMULATED_BARRIER_S seconds, 60 by default).
+struct Barrier {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  int count = 0, waiting = 0;
+  unsigned long generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    const unsigned long mine = generation;
+    if (++waiting == count) {
+      waiting = 0;
+      ++generation;
+      arrived.notify_all();
+      return;
+    }
+    static const int patience = std::getenv("HV_EMULATED_BARRIER_S") ? std::atoi(std::getenv("HV_EMULATED_BARRIER_S")) : 60;
+    if (!arrived.wait_for(lock, std::chrono::seconds(patience), [&] { return generation != mine; })) {
+      std::fprintf(stderr, "--emulate: threads of a block waited %d s at a __syncthreads or a warp shuffle that the "
+                           "others never reached (the twin's threads diverge around it)\n", patience);
+      std::_Exit(1);
+    }
+  }
+};
+
 struct Launch {
   dim3 grid, block;
   int threads = 0;
-  pthread_barrier_t block_barrier;
-  pthread_barrier_t warp_barriers[32];
+  Barrier block_barrier;
+  Barrier warp_barriers[32];
   uint64_t slots[32][32];
   pthread_barrier_t* grid_barrier = nullptr;  // a cooperative launch's, in memory shared by the block processes
 };
@@ -52,7 +82,7 @@ inline Launch* current = nullptr;
 inline int cooperative_launches = 0;  // launches made cooperative (a split row's), for the tests to see
 inline thread_local int linear = 0;
 
-inline void warp_wait() { pthread_barrier_wait(&current->warp_barriers[linear / 32]); }
+inline void warp_wait() { current->warp_barriers[linear / 32].wait(); }
 
 template <typename T>
 T exchange(T value, int source) {
@@ -81,8 +111,8 @@ inline void run(dim3 grid, dim3 block, bool cooperative, const std::function<voi
   launch.threads = int(block.x * block.y * block.z);
   if (launch.threads % 32 != 0) throw std::runtime_error("a block of threads that is not whole warps");
   const long blocks = long(grid.x) * grid.y * grid.z;
-  pthread_barrier_init(&launch.block_barrier, nullptr, launch.threads);
-  for (int w = 0; w < launch.threads / 32; ++w) pthread_barrier_init(&launch.warp_barriers[w], nullptr, 32);
+  launch.block_barrier.count = launch.threads;
+  for (int w = 0; w < launch.threads / 32; ++w) launch.warp_barriers[w].count = 32;
   current = &launch;
   blockDim = block;
   gridDim = grid;
@@ -95,7 +125,7 @@ inline void run(dim3 grid, dim3 block, bool cooperative, const std::function<voi
         for (long b = first; b < last; ++b) {
           blockIdx = uint3{unsigned(b % grid.x), unsigned((b / grid.x) % grid.y), unsigned(b / (long(grid.x) * grid.y))};
           body();
-          pthread_barrier_wait(&launch.block_barrier);  // the block is done before the next one starts
+          launch.block_barrier.wait();  // the block is done before the next one starts
         }
       });
     }
@@ -137,7 +167,7 @@ void launch(dim3 grid, dim3 block, bool cooperative, void (*kernel)(Params...), 
 }
 }  // namespace hv_emu
 
-inline void __syncthreads() { pthread_barrier_wait(&hv_emu::current->block_barrier); }
+inline void __syncthreads() { hv_emu::current->block_barrier.wait(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { hv_emu::warp_wait(); }
 template <typename T> T __shfl_sync(unsigned, T value, int lane) { return hv_emu::exchange(value, lane & 31); }
 template <typename T> T __shfl_xor_sync(unsigned, T value, int mask) { return hv_emu::exchange(value, (hv_emu::linear % 32) ^ mask); }

@@ -269,15 +269,19 @@ def main(namespace):
             return 2
         try:
             from harvest.errors import HarvestError
-            launch = twin.build_emulated()
         except ImportError:
             print("--emulate needs harvest installed (`pip install harvest`): the CUDA emulation is harvest's", file=sys.stderr)
             return 2
+        try:
+            launch = twin.build_emulated()
+            print(f"{twin.name}: emulated on the CPU (g++ against harvest's CUDA emulation; no timing)")
+            return 0 if twin.check("cpu", options.seed, launch=launch) else 1
         except HarvestError as error:
             print(f"--emulate: {error}", file=sys.stderr)
             return error.exit_code
-        print(f"{twin.name}: emulated on the CPU (g++ against harvest's CUDA emulation; no timing)")
-        return 0 if twin.check("cpu", options.seed, launch=launch) else 1
+        except OSError as error:
+            print(f"--emulate: {error.strerror}: {error.filename} (`harvest twin` writes the twin's files again)", file=sys.stderr)
+            return 2
     if not torch.cuda.is_available():
         print(f"the CUDA twin needs a GPU to run (torch sees no CUDA device); `nvcc -ptx -arch=sm_90 {twin.name}.cu` "
               "compiles it anywhere, and --check --emulate runs it on the CPU", file=sys.stderr)
