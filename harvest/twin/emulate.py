@@ -98,17 +98,18 @@ def emulated_source(cuda: str, launch_helpers: str, launcher: str, declaration: 
 
 
 def build(source: str, build_dir: Path) -> Path:
-    """The shared library of an emulated twin, compiled by g++ unless one of the same source is there."""
+    """The shared library of an emulated twin, compiled by g++ unless one of the same source and emulation is there."""
     compiler = shutil.which("g++")
     if compiler is None:
         raise EmulationUnavailable("no g++ for the emulation: install a C++ compiler (Debian/Ubuntu: `apt install g++`)")
     build_dir.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    here = emulation_dir()
+    headers = sorted(p for p in here.rglob("*.h"))  # (a harvest with another emulation builds its own library)
+    digest = hashlib.sha256(source.encode() + b"".join(p.read_bytes() for p in headers)).hexdigest()[:16]
     library = build_dir / f"emulated_{digest}.so"
     if not library.exists():
         path = build_dir / f"emulated_{digest}.cpp"
         path.write_text(source, encoding="utf-8")
-        here = emulation_dir()
         command = [compiler, "-std=c++17", "-O1", "-shared", "-fPIC", "-pthread", "-w", "-include", str(here / "emulated.h"),
                    f"-I{here / 'include'}", f"-I{cuda_include()}", "-o", str(library) + ".part", str(path)]
         done = subprocess.run(command, capture_output=True, text=True)
