@@ -10,6 +10,13 @@ launch function. Prints a table; writes twins.json and twins.md.
 
 --only LIST: only the twins LIST names, one `EXTRACTION/GRAPH/twin/KERNEL.cu` a line (scripts/twin_variants.py's
 changed.txt), EXTRACTION being the extraction directory's name.
+--build-only: build the extensions and stop (a later run finds them built: several builds at once, timing after).
+--resume: keep OUT_DIR/twins.json's rows and run only the twins it does not have (after an exit 3 or 4 below).
+
+twins.json and twins.md are written again after each twin: a call cut at its limit still returns what ran. A twin
+that runs past TWIN_S seconds (env, default 60: a grid barrier that never opens) is written as HANG and the
+process exits 3; a twin whose failure is a CUDA error (sticky: every later launch of the process would fail too)
+is written as FAIL and the process exits 4. Either way `--resume` goes on with the twins after it.
 """
 
 from __future__ import annotations
@@ -18,8 +25,10 @@ import concurrent.futures
 import importlib.util
 import io
 import json
+import os
 import re
 import sys
+import threading
 import time
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -96,11 +105,16 @@ def main() -> int:
             raise SystemExit("gpu_twins: --only needs a file of twin paths, one `EXTRACTION/GRAPH/twin/KERNEL.cu` a line")
         only = set(Path(args[at + 1]).read_text().split())
         del args[at : at + 2]
+    build_only, resume = "--build-only" in args, "--resume" in args
+    args = [a for a in args if a not in ("--build-only", "--resume")]
     out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)
     extractions = [Path(p) for p in args[1:]]
     jobs, plans = [], []
     for extraction in extractions:
+        if not (extraction / "manifest.json").is_file():  # its extraction failed or ran past its limit: the others go on
+            print(f"no manifest.json in {extraction}: its twins are not run", flush=True)
+            continue
         twins = twins_of(extraction, only)
         if not twins:
             continue
@@ -113,14 +127,25 @@ def main() -> int:
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(8, len(jobs) or 1)) as pool:
         for name, seconds in pool.map(build, jobs):
             print(f"built {name} in {seconds:.0f} s", flush=True)
+    if build_only:
+        return 0
     from torch.utils.cpp_extension import load_inline
 
-    rows = []
+    rows = json.loads((out / "twins.json").read_text()) if resume and (out / "twins.json").is_file() else []
+    done = {row["path"] for row in rows}
+    limit = float(os.environ.get("TWIN_S", "60"))
     for extraction, twins, name, functions, build_dir, cuda, cpp in plans:
+        if all(twin["path"] in done for twin in twins):
+            continue
         extension = load_inline(name=name, cpp_sources=cpp, cuda_sources=cuda, functions=functions, build_directory=build_dir,
                                 extra_cuda_cflags=["-O3"], verbose=False)
         for i, twin in enumerate(twins):
+            if twin["path"] in done:
+                continue
             launch = getattr(extension, f"launch_{i}")
+            watchdog = threading.Timer(limit, hang, (out, rows, extraction, twin, limit))
+            watchdog.daemon = True
+            watchdog.start()
             module = load(twin["module"], f"twin_{name}_{i}")
             bound = sys.modules[module.main.__module__].Twin(vars(module))  # the module bound to its twin_harness.py
             log = io.StringIO()
@@ -138,25 +163,48 @@ def main() -> int:
                    "check": "ok" if ok else "FAIL",
                    "twin_ms": quantiles.get("twin"), "triton_ms": quantiles.get("kernel"),
                    "copy_gbps": (timing or {}).get("copy_gbps"), "log": log.getvalue()}
+            watchdog.cancel()
             timing = timing if row["twin_ms"] and row["triton_ms"] else None
             rows.append(row)
+            write(out, rows)
             ratio = f"{row['twin_ms'][0] / row['triton_ms'][0]:.2f}" if timing else "-"
             print(f"{row['check']:4s} {extraction.name}/{twin['kernel']} ({twin['kind']}) twin/triton {ratio}", flush=True)
             if not ok:
                 print(log.getvalue()[-1500:], flush=True)
+            if not ok and "CUDA error" in log.getvalue():
+                print("a CUDA error: this process's later launches would fail too; exit 4 (--resume goes on)", flush=True)
+                sys.stdout.flush()
+                os._exit(4)
+    write(out, rows)
+    passed = sum(r["check"] == "ok" for r in rows)
+    print(f"{passed} of {len(rows)} twins pass --check")
+    return 0 if passed == len(rows) else 1
+
+
+def hang(out: Path, rows: list[dict], extraction: Path, twin: dict, limit: float) -> None:
+    """The watchdog: the twin ran past its limit (a launch that never ends); written as HANG, then exit 3."""
+    rows.append({"extraction": extraction.name, "kernel": twin["kernel"], "kind": twin["kind"], "path": twin["path"],
+                 "check": "HANG", "twin_ms": None, "triton_ms": None, "copy_gbps": None,
+                 "log": f"still running after {limit:.0f} s (check and bench)"})
+    write(out, rows)
+    # sys.__stdout__: the main thread's stdout is the twin's log (redirect_stdout) while it runs
+    print(f"HANG {extraction.name}/{twin['kernel']} ({twin['kind']}): still running after {limit:.0f} s; exit 3 (--resume goes on)",
+          file=sys.__stdout__, flush=True)
+    os._exit(3)
+
+
+def write(out: Path, rows: list[dict]) -> None:
+    """twins.json and twins.md, as far as the run has come."""
     (out / "twins.json").write_text(json.dumps(rows, indent=2) + "\n")
     lines = ["| extraction | kernel | kind | check | twin ms (p20..p80) | Triton ms (p20..p80) | twin / Triton |", "|---|---|---|---|---|---|---|"]
     for row in rows:
-        if row["twin_ms"]:
+        if row["twin_ms"] and row["triton_ms"]:
             (tm, t20, t80), (km, k20, k80) = row["twin_ms"], row["triton_ms"]
             lines.append(f"| {row['extraction']} | {row['kernel']} | {row['kind']} | {row['check']} | {tm:.4f} ({t20:.4f}..{t80:.4f}) | "
                          f"{km:.4f} ({k20:.4f}..{k80:.4f}) | {tm / km:.2f} |")
         else:
             lines.append(f"| {row['extraction']} | {row['kernel']} | {row['kind']} | {row['check']} | - | - | - |")
     (out / "twins.md").write_text("\n".join(lines) + "\n")
-    passed = sum(r["check"] == "ok" for r in rows)
-    print(f"{passed} of {len(rows)} twins pass --check")
-    return 0 if passed == len(rows) else 1
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ EXTRACTIONS_DIR's, as `EXTRACTION/GRAPH/twin/KERNEL.cu` (what gpu_twins.py --onl
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 import shutil
 import subprocess
@@ -30,7 +31,7 @@ for change in sys.argv[2].split(","):
         print(f"{module} has no {constant}", file=sys.stderr)
         sys.exit(3)
     setattr(loaded, constant, int(value))
-sys.argv = ["harvest", "twin", sys.argv[1], "-q"]
+sys.argv = ["harvest", "twin", sys.argv[1], "-q", "--no-compile"]  # the device call's build compiles them
 runpy.run_module("harvest", run_name="__main__")
 """
 
@@ -71,6 +72,13 @@ def compare(base_json: str, variant_json: str) -> int:
     return 0
 
 
+def write_variant(extraction: Path, copy: Path, changes: str) -> subprocess.CompletedProcess:
+    """The extraction copied without its twins, and `harvest twin` run on the copy with the constants changed."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(extraction, copy, ignore=shutil.ignore_patterns("twin", "build", "__pycache__"))
+    return subprocess.run([sys.executable, "-c", PATCHED_TWIN, str(copy), changes], capture_output=True, text=True)
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--compare"] and len(argv) == 3:
         return compare(argv[1], argv[2])
@@ -82,11 +90,10 @@ def main(argv: list[str]) -> int:
     extractions = sorted(p for p in base.iterdir() if (p / "manifest.json").is_file())
     for name, changes in variants:
         changed = []
-        for extraction in extractions:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:  # one process an extraction
+            written = list(pool.map(lambda e: write_variant(e, out / name / e.name, changes), extractions))  # noqa: B023
+        for extraction, done in zip(extractions, written):
             copy = out / name / extraction.name
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(extraction, copy, ignore=shutil.ignore_patterns("twin", "build", "__pycache__"))
-            done = subprocess.run([sys.executable, "-c", PATCHED_TWIN, str(copy), changes], capture_output=True, text=True)
             if done.returncode != 0:
                 print(f"twin_variants: {name}: harvest twin {extraction.name} failed: {done.stderr.strip()[-400:]}", file=sys.stderr)
                 return 1
