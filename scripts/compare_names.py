@@ -12,19 +12,17 @@ On a GPU, --bench times both with triton.testing.do_bench and prints the ratio.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import torch
 
+from harvest.imports import import_file
+
 
 def load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"harvest_compare_{abs(hash(str(path)))}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(path, f"harvest_compare_{abs(hash(str(path)))}")
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

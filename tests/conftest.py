@@ -5,11 +5,13 @@ import difflib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -156,13 +158,106 @@ def _has_cuda() -> bool:
         return False
 
 
+def nvcc_path() -> str | None:
+    """The nvcc harvest itself would use (PATH, $CUDA_HOME/bin, the pip CUDA wheel), or None."""
+    from harvest.ptx.toolchain import ToolchainError, find_nvcc
+
+    try:
+        return str(find_nvcc())
+    except ToolchainError:
+        return None
+
+
+def _has_browser() -> bool:
+    import importlib.util
+
+    return bool(shutil.which("chromium") or shutil.which("chromium-browser")) and importlib.util.find_spec("playwright") is not None
+
+
+def _takes_chattr() -> bool:
+    """Whether this file system makes a folder immutable (chattr +i): root ignores permission bits, not that."""
+    with tempfile.TemporaryDirectory() as probe:
+        if subprocess.run(["chattr", "+i", probe], capture_output=True).returncode != 0:
+            return False
+        subprocess.run(["chattr", "-i", probe], capture_output=True)
+        return True
+
+
+# the mermaid CLI scripts/validate_mermaid.sh installs (tests/test_report.py validates report.md's graphs with it)
+MERMAID_DIR = Path(os.environ.get("HARVEST_MERMAID_DIR", Path.home() / ".cache" / "harvest-mermaid"))
+# The Triton and nvcc versions the committed showcases' PTX was compiled with (tests/test_showcase.py).
+SHOWCASE_TOOLCHAIN = {"triton": "3.9.0", "nvcc": "13.0"}
+
+
+def _toolchain() -> dict:
+    from harvest.ptx import toolchain_versions
+
+    return toolchain_versions()
+
+
+def _has_newer_helpers() -> bool:
+    from torch._inductor.runtime import triton_helpers
+
+    return {"pow_integer", "online_softmax_combine_with_sum"} <= set(vars(triton_helpers))
+
+
+MMDC = MERMAID_DIR / "node_modules/.bin/mmdc"
+
+# Everything a test may need beyond the README's install, and why it skips where that is missing. These markers are
+# the suite's only skips (tests/test_inert.py checks that no test file skips by itself): a test that needs none of
+# these runs everywhere.
+REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
+    "requires_cuda": (_has_cuda, "needs an NVIDIA GPU (requires_cuda); run on the device machine"),
+    "requires_no_cuda": (lambda: not _has_cuda(), "tests what harvest says on a machine without a GPU; this one has one"),
+    "requires_nvcc": (lambda: nvcc_path() is not None,
+                      "needs nvcc, and harvest finds none (not on PATH, not in $CUDA_HOME/bin, no pip CUDA wheel): "
+                      "install a CUDA toolkit or `pip install .[cuda]`"),
+    "requires_no_pip_nvcc": (lambda: nvcc_path() is None or shutil.which("nvcc") is not None,
+                             "tests the no-nvcc error with PATH cut, but an nvcc is reachable without PATH here "
+                             "($CUDA_HOME or a pip CUDA wheel)"),
+    "requires_gxx": (lambda: shutil.which("g++") is not None, "needs g++ (the CUDA emulation compiles twins with it)"),
+    "requires_browser": (_has_browser, "needs headless Chromium and playwright: `bash .ci/run` installs both "
+                                       "(scripts/ensure_browser.sh, the test extras)"),
+    "requires_mmdc": (lambda: MMDC.exists() or shutil.which("mmdc") is not None,
+                      "needs the mermaid CLI (mmdc): bash scripts/validate_mermaid.sh --install-only"),
+    "requires_chattr": (_takes_chattr, "needs a file system where chattr +i makes a folder immutable"),
+    "requires_showcase_toolchain": (lambda: _toolchain() == SHOWCASE_TOOLCHAIN,
+                                    f"compares PTX with the showcases', compiled by {SHOWCASE_TOOLCHAIN}; this machine's "
+                                    "Triton or nvcc is another (or there is no nvcc)"),
+    "requires_interpreter": (lambda: os.environ.get("TRITON_INTERPRET") == "1",
+                             "captures on the CPU path, which runs under the Triton interpreter: TRITON_INTERPRET is "
+                             "set to something else than 1"),
+    "requires_triton_runtime": (lambda: os.environ.get("TRITON_INTERPRET") == "1" or _has_cuda(),
+                                "runs Triton kernels: needs a GPU or TRITON_INTERPRET=1 (the suite's default)"),
+    "requires_newer_inductor_helpers": (_has_newer_helpers, "this torch's Inductor has no pow_integer / "
+                                                            "online_softmax_combine_with_sum (torch < 2.9)"),
+}
+_MET: dict[str, bool] = {}
+
+
+def requirement_met(name: str) -> bool:
+    if name not in _MET:
+        _MET[name] = REQUIREMENTS[name][0]()
+    return _MET[name]
+
+
+def skip_unless(name: str) -> None:
+    """For a requirement only known inside a test (one parameter of several needs nvcc): skip, with its reason."""
+    if not requirement_met(name):
+        pytest.skip(REQUIREMENTS[name][1])
+
+
+def pytest_configure(config):
+    for name, (_, reason) in REQUIREMENTS.items():
+        config.addinivalue_line("markers", f"{name}: skipped where missing ({reason})")
+
+
 def pytest_collection_modifyitems(config, items):
-    if _has_cuda():
-        return
-    skip = pytest.mark.skip(reason="needs an NVIDIA GPU (requires_cuda); run on the device machine")
     for item in items:
-        if "requires_cuda" in item.keywords:
-            item.add_marker(skip)
+        for name, (_, reason) in REQUIREMENTS.items():
+            if name in item.keywords and not requirement_met(name):
+                item.add_marker(pytest.mark.skip(reason=reason))
+                break
 
 
 @pytest.fixture(scope="session")

@@ -66,6 +66,7 @@ def run_child(request: dict) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))  # as a new interpreter would take it
         sys.argv = list(request["argv"])
         # sys.path as Python sets it: the script's folder (with -m: the cwd), PYTHONPATH's entries, the rest
         first = os.getcwd() if request.get("module") else os.path.dirname(os.path.abspath(request["path"]))

@@ -9,7 +9,6 @@ check a random program.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import os
@@ -23,6 +22,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 import torch  # noqa: E402
 
 from harvest.dtypes import TRITON_DTYPES  # noqa: E402
+from harvest.imports import import_file
 from harvest.model import Graph, Kernel, Launch  # noqa: E402
 from harvest.rename import build_context, kernel_names, rename_kernel  # noqa: E402
 
@@ -38,11 +38,7 @@ def load_module(source: str, directory: Path, stem: str) -> Any:
     """Import `source` from a file (triton reads kernels back with inspect.getsource)."""
     path = directory / f"{stem}_{next(_counter)}.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(path, path.stem)
 
 
 def scalar_value(expr: str, value: int | None, graph: Graph) -> int | float:

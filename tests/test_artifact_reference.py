@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import CUDA_FIXTURES, ROOT, harvest, kernels, run_check, run_command
 
+from harvest.imports import import_file
+
 MODELS = CUDA_FIXTURES / "models"
 # (graph fixture, outputs its kernels write): the forward graphs of three models, whose every output is compared,
 # and backward graphs with a mix-order reduction (its workspace's rows, two column sums in one), a Welford m2 read
@@ -190,14 +192,11 @@ def test_shrink_says_when_this_tritons_interpreter_cannot_be_sampled(artifacts, 
     """--shrink stands in for parts of Triton's interpreter (the grid loop's function, the masked store, the grid
     index the builder keeps). A Triton whose interpreter lacks one of them gets one line naming it, and check() runs
     the whole grid: GridSample.unsupported() of the extraction's harness.py, with each part taken away in turn."""
-    import importlib.util
 
     from triton.runtime import interpreter
 
     _, out = artifacts["graph_break_recompile/g7_backward"]
-    spec = importlib.util.spec_from_file_location("g7_harness", out / "harness.py")
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
+    harness = import_file(out / "harness.py", "g7_harness")
     assert harness.GridSample.unsupported() == ""
     assert "or GridSample.unsupported()" in (out / "harness.py").read_text()  # what check() asks before sampling
     for owner, name, said in ((interpreter.InterpreterBuilder, "create_masked_store", "InterpreterBuilder.create_masked_store"),

@@ -393,7 +393,6 @@ def test_the_bench_table_never_folds_a_cell_in_a_pipe_or_a_narrow_terminal():
 
 
 def test_sweep_plot_is_a_png(tmp_path):
-    pytest.importorskip("matplotlib")
     rows = []
     for block in (256, 512, 1024, 2048):
         for warps in (2, 4, 8):

@@ -231,6 +231,7 @@ def test_harvest_run_refuses_a_torchrun_extraction(same_job):
     assert "is a torchrun job's extraction: `harvest run --with` runs one process" in error_line(done)
 
 
+@pytest.mark.requires_nvcc
 def test_twin_and_ptx_take_a_shared_module_once_and_note_it_for_every_rank(rank_op_job, tmp_path):
     out, _ = rank_op_job
     copy = tmp_path / "copy"

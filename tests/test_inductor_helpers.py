@@ -26,7 +26,7 @@ from harvest.ptx.text import instruction_mix, normalize_ptx
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 DEVICE = "cpu" if INTERPRET or not torch.cuda.is_available() else "cuda"
-pytestmark = pytest.mark.skipif(DEVICE == "cpu" and not INTERPRET, reason="no GPU and the interpreter is off")
+pytestmark = pytest.mark.requires_triton_runtime  # a GPU, or the interpreter (conftest turns it on by default)
 
 SPECIAL = torch.tensor([float("nan"), 0.0, -0.0, 1.0, -1.0, float("inf"), float("-inf"), 2.5])
 
@@ -170,9 +170,8 @@ def test_online_softmax_combine_and_reduce(kernels, fast):
     assert row_max[1].item() == float("-inf")
 
 
+@pytest.mark.requires_newer_inductor_helpers
 def test_integer_division_powers_and_exp(kernels):
-    if not {"pow_integer", "online_softmax_combine_with_sum"} <= set(vars(kernels["torch"]["triton_helpers"])):
-        pytest.skip(f"torch {torch.__version__}'s Inductor has no pow_integer / online_softmax_combine_with_sum")
     generator = torch.Generator().manual_seed(8)
     n = 64
     a = torch.randint(-50, 50, (n,), generator=generator, dtype=torch.int32)
@@ -218,7 +217,7 @@ def test_the_harness_carries_only_what_is_called_and_what_that_calls():
 
 
 @pytest.mark.slow  # a capture and an interpreted check of a 2 x 4096 looped reduction, ~3 min on 2 cores
-@pytest.mark.skipif(not INTERPRET, reason="the CPU path's capture runs under the interpreter")
+@pytest.mark.requires_interpreter
 def test_an_extraction_needs_no_private_torch_module_and_matches_its_record(tmp_path):
     """tests/targets/helper_reductions.py: Welford, arg-max/min, max/min and any in one looped kernel. Its module
     imports triton_helpers from the harness, nothing harvest writes names torch._inductor, --check matches the record

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, ROOT, harvest, tree, tree_env
 
-from harvest.errors import ParseError, ToolchainError, UsageError
+from harvest.errors import ToolchainError, UsageError
 from harvest.module.file import ModuleFileError, TensorArg
 from harvest.ptx import (
     compile_args,
@@ -81,13 +81,6 @@ extern "C" __global__ void row_softmax(const float* __restrict__ x, float* __res
     for (int c = lane; c < cols; c += 32) out[(long)row * cols + c] = __expf(in[c] - m) / s;
 }
 """
-
-
-def nvcc_or_skip() -> Path:
-    try:
-        return find_nvcc()
-    except ToolchainError as exc:
-        pytest.skip(str(exc))
 
 
 def copy_extraction(source: Path, tmp_path: Path) -> Path:
@@ -464,8 +457,9 @@ def test_triton_compile_error_is_one_line_per_kernel():
 # ------------------------------------------------------------------------------------------------- nvcc
 
 
+@pytest.mark.requires_nvcc
 def test_nvcc_ptx_of_a_row_softmax(tmp_path):
-    nvcc = nvcc_or_skip()
+    nvcc = find_nvcc()
     cu = tmp_path / "row_softmax.cu"
     cu.write_text(ROW_SOFTMAX_CU)
     ptx = compile_twin_ptx(cu, parse_arch("sm_90"), nvcc)
@@ -475,8 +469,9 @@ def test_nvcc_ptx_of_a_row_softmax(tmp_path):
     assert str(tmp_path) not in ptx
 
 
+@pytest.mark.requires_nvcc
 def test_nvcc_error_is_one_line(tmp_path):
-    nvcc = nvcc_or_skip()
+    nvcc = find_nvcc()
     cu = tmp_path / "broken.cu"
     cu.write_text('extern "C" __global__ void k(float* x) { x[0] = undefined_name; }\n')
     with pytest.raises(ToolchainError, match=r"nvcc could not compile .*broken\.cu for sm_90: .*undefined_name"):
@@ -533,8 +528,8 @@ def test_report_ptx_section_from_the_manifest():
 # ------------------------------------------------------------------------------------------ end to end
 
 
+@pytest.mark.requires_nvcc
 def test_cli_kernel_with_a_twin(tmp_path):
-    nvcc_or_skip()
     out = copy_extraction(SQUARE_SQUARE, tmp_path)
     (out / "g0_inference/twin").mkdir()
     (out / "g0_inference/twin/square_square_kernel.cu").write_text(SQUARE_SQUARE_CU)
@@ -652,8 +647,8 @@ def test_cli_errors_are_one_line(tmp_path):
     assert refused.stderr.strip().count("\n") == 0, refused.stderr
 
 
+@pytest.mark.requires_nvcc
 def test_cli_twin_nvcc_rejects_keeps_the_triton_side(tmp_path):
-    nvcc_or_skip()
     out = copy_extraction(SQUARE_SQUARE, tmp_path)
     (out / "g0_inference/twin").mkdir()
     (out / "g0_inference/twin/square_square_kernel.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = oops; }\n')
@@ -666,18 +661,13 @@ def test_cli_twin_nvcc_rejects_keeps_the_triton_side(tmp_path):
     assert str(tmp_path) not in tables
 
 
+@pytest.mark.requires_no_pip_nvcc
 def test_cli_twin_without_nvcc_is_one_line(tmp_path):
     out = copy_extraction(SQUARE_SQUARE, tmp_path)
     (out / "g0_inference/twin").mkdir()
     (out / "g0_inference/twin/square_square_kernel.cu").write_text(SQUARE_SQUARE_CU)
     env = {k: v for k, v in tree_env().items() if k not in ("CUDA_HOME", "CUDA_PATH")}
     env["PATH"] = str(Path(sys.executable).parent)
-    try:
-        find_nvcc(env)
-    except ToolchainError:
-        pass
-    else:
-        pytest.skip("an nvcc is reachable without PATH (pip CUDA wheel in this environment)")
     proc = subprocess.run([sys.executable, "-m", "harvest", "ptx", str(out / SQUARE_MODULE), "-q"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 10, proc.stderr
     assert proc.stderr.startswith("harvest: error: no nvcc to compile the twin") and proc.stderr.strip().count("\n") == 0

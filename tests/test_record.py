@@ -159,10 +159,9 @@ def test_an_artifact_is_only_read_unless_asked_to_run(kinds, tmp_path):
         assert check.returncode == 0 and "(recorded inputs)" in check.stdout, check.stdout
 
 
+@pytest.mark.requires_no_cuda
 def test_run_artifact_of_cuda_code_without_a_gpu_is_one_clear_line(tmp_path):
     cuda = CUDA_FIXTURES / "square_square" / "graph_000.py"
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU")
     proc = harvest("extract", str(cuda), "-o", "out", "--run-artifact", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()

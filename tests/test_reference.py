@@ -6,9 +6,7 @@ listed as checked must agree with what the kernel stores.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import textwrap
 import unittest.mock
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 import torch
 from conftest import FIXTURES, ROOT
 
+from harvest.imports import import_file
 from harvest.model import Buffer, FxNode, Graph, Kernel, KernelComment, Launch, LaunchArg, TensorMeta
 from harvest.parse import parse_output_code, parse_tensor_meta
 from harvest.parse.fx_args import parse_fx_args, parse_fx_kwargs, read_fx_arguments
@@ -353,15 +352,12 @@ def _import_kernel(kernel: Kernel, directory: Path):
     prepare_cpu_triton()
     path = directory / f"{kernel.name}.py"
     path.write_text(kernel.source)  # triton needs inspect.getsource, so the kernel lives in a real file
-    spec = importlib.util.spec_from_file_location(f"_harvest_test_{kernel.name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
     # CUDA-captured kernels call set_driver_to_gpu(), which needs torch.cuda; prepare_cpu_triton() already made an
     # offline CUDA driver active for the interpreter.
     from torch._inductor.runtime import triton_helpers
 
     with unittest.mock.patch.object(triton_helpers, "set_driver_to_gpu", lambda: None):
-        spec.loader.exec_module(module)
+        module = import_file(path, f"_harvest_test_{kernel.name}", register=True)
     return getattr(module, kernel.name)
 
 
@@ -565,9 +561,7 @@ def test_a_value_computed_through_a_sum_is_compared_at_the_size_of_its_own_row()
     """`{"reduce": "through", "dims": [1], ...}`: atol grows with sqrt(terms) and with the largest value of each row
     the sum ran along, not of the whole output: a row of values near 1 beside a row near 1e5 is not given the big
     row's atol. Without dims (the output is not the sum's input shape) the whole output's largest value scales it."""
-    spec = importlib.util.spec_from_file_location("_harvest_test_showcase_harness", ROOT / "extracted/h200/small_model/harness.py")
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
+    harness = import_file(ROOT / "extracted/h200/small_model/harness.py", "_harvest_test_showcase_harness")
     expected = torch.tensor([[1e5, -1e5, 5e4], [1.0, 0.5, -0.25]])
     near = expected + torch.tensor([[0.5, -0.5, 0.25], [1e-4, -1e-4, 0.0]])  # within each row's own scale
     off = expected + torch.tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])  # 2.0 off in the small row

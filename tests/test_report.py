@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,8 +26,6 @@ from harvest.report import (
 )
 
 VALIDATE = ROOT / "scripts" / "validate_mermaid.sh"
-TOOLS = Path(os.environ.get("HARVEST_MERMAID_DIR", Path.home() / ".cache" / "harvest-mermaid"))
-MMDC = TOOLS / "node_modules/.bin/mmdc"
 
 
 # -- helpers shared with test_diff.py: manifests the way the extractor writes them ---------------------------------
@@ -173,17 +169,11 @@ def test_report_command_without_manifest(tmp_path):
         report_command(tmp_path)
 
 
-needs_mmdc = pytest.mark.skipif(
-    not (MMDC.exists() or shutil.which("mmdc")),
-    reason=f"mermaid CLI (mmdc) not installed at {MMDC} or on PATH; install it with {VALIDATE} --install-only",
-)
-
-
 def _validate(report: Path, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(VALIDATE), str(report), str(out)], capture_output=True, text=True, timeout=300)
 
 
-@needs_mmdc
+@pytest.mark.requires_mmdc
 @pytest.mark.parametrize("root", [CPU, CUDA], ids=["cpu", "cuda"])
 def test_mermaid_parses_with_mermaid_cli(root, tmp_path):
     report = tmp_path / "report.md"
@@ -193,7 +183,7 @@ def test_mermaid_parses_with_mermaid_cli(root, tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").glob("*.png")) == ["block_01.png", "block_02.png"]
 
 
-@needs_mmdc
+@pytest.mark.requires_mmdc
 def test_mermaid_cli_rejects_a_broken_chart(tmp_path):
     report = tmp_path / "report.md"
     report.write_text("# x\n\n```mermaid\nflowchart TD\n    a[\"unclosed --> b\n```\n")

@@ -4,15 +4,14 @@ captures, and read the way the naming scheme promises."""
 import io
 import json
 import re
-import shutil
 import tokenize
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHOWCASE_TOOLCHAIN, skip_unless
 
 from harvest.api import extract
-from harvest.ptx import ptx_command, toolchain_versions
+from harvest.ptx import ptx_command
 from harvest.twin.command import twin_command
 
 # Under extracted/h200/ so that `harvest extract examples/<ex>.py` (default extracted/<ex>) never overwrites them.
@@ -39,15 +38,14 @@ def test_replaying_the_raw_capture_gives_identical_files(showcase, tmp_path):
     extract(showcase / "raw", out)
     manifest = json.loads((showcase / "manifest.json").read_text())
     if any("twin" in k for g in manifest["graphs"] for k in g["kernels"]):
-        if shutil.which("nvcc") is None:
-            pytest.skip("the showcase's twins were checked by nvcc; there is none here")
+        skip_unless("requires_nvcc")  # the showcase's twins were compiled by nvcc
         twin_command(out)
     # then `harvest ptx` for the kernels whose PTX the showcase holds, when this machine has the same compilers
     compiled = [(k["module"], k["ptx"]) for g in manifest["graphs"] for k in g["kernels"] if "ptx" in k]
     for module, ptx in compiled:
-        recorded, here = ptx["toolchain"], toolchain_versions()
-        if any(recorded.get(tool) and recorded[tool] != here.get(tool) for tool in ("triton", "nvcc")):
-            pytest.skip(f"the showcase's PTX was compiled with {recorded}; this machine has {here}")
+        recorded = ptx["toolchain"]
+        assert recorded == SHOWCASE_TOOLCHAIN, recorded
+        skip_unless("requires_showcase_toolchain")
         run = ptx_command(out / module, ptx["arch"])
         assert not run.errors, run.errors
     assert _files(out) == _files(showcase)

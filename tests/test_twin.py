@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest, run_check
+from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest, nvcc_path, run_check
 
 from harvest.errors import NoDeviceError
+from harvest.imports import import_file
 from harvest.resources import load_template
 from harvest.twin import NoTwin, read_module, reduction, translate
 from harvest.twin.body import program_offsets_apart, steps_within_groups
@@ -27,8 +28,7 @@ from harvest.twin.cpp import Uses
 from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
 from harvest.writer import sha256
 
-NVCC = shutil.which("nvcc")
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+NVCC = nvcc_path()
 
 
 def ptx_of(cuda: str, tmp_path: Path, name: str = "twin") -> str:
@@ -89,7 +89,7 @@ def cu_helpers(cuda: str) -> set[str]:
     return {name for name in HELPER_NEEDS if re.search(rf"(struct {name}\b|\b{name}\()", namespace)}
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_square_twin_moves_16_bytes_per_access(square_square, tmp_path):
     twin = twin_of(square_square, "g0_inference/square_square_kernel.py")
     assert twin.shape == "pointwise" and twin.params == ("a_ptr", "out_ptr", "n_elements")
@@ -104,7 +104,7 @@ def test_square_twin_moves_16_bytes_per_access(square_square, tmp_path):
     assert "shuffle_xor" not in twin.cuda and "block_reduce" not in twin.cuda and "struct Sum" not in twin.cuda
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_layer_norm_twin_reduces_rows_with_shuffles(small_model, tmp_path):
     twin = twin_of(small_model, "g0_forward/layer_norm_fwd_kernel.py")
     assert twin.shape == "reduction"
@@ -153,7 +153,7 @@ def test_module_without_arguments_table_is_refused(square_square):
         translate(read_module("import triton\n@triton.jit\ndef k(x_ptr):\n    pass\n"))
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_parameter_the_kernel_never_reads_is_not_passed(square_square, tmp_path):
     """Gone from the CUDA signature and the launcher's call; the launcher and PARAMS keep what the launch reads."""
     text = (square_square / "g0_inference/square_square_kernel.py").read_text()
@@ -199,7 +199,7 @@ def test_every_helper_of_the_cu_template_is_written_with_what_it_needs_and_nothi
         ptx_of(render(HELPER_NEEDS, Uses(half=True, bf16=True, assert_=True)), tmp_path)
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_harvest_twin_writes_twins_manifest_and_report(small_model, tmp_path):
     out = tmp_path / "small_model"
     shutil.copytree(small_model, out)
@@ -269,16 +269,13 @@ def test_every_cu_holds_only_the_helpers_its_kernel_names(small_twins):
 def test_a_twin_module_binds_its_triton_module_and_checks_through_the_twin_harness(small_twins, monkeypatch, capsys):
     """On a CPU, with a Python stand-in for the compiled launch: check() runs the recorded inputs through it and
     compares every output with the record and the reference (a wrong result fails)."""
-    import importlib.util
 
     import torch
 
     path = small_twins / "g0_forward" / "twin" / "add_kernel_twin.py"
-    spec = importlib.util.spec_from_file_location("add_kernel_twin_test", path)
-    module = importlib.util.module_from_spec(spec)
     for name in ("harness", "twin_harness"):  # this extraction's, not one another test imported
         monkeypatch.delitem(sys.modules, name, raising=False)
-    spec.loader.exec_module(module)
+    module = import_file(path, "add_kernel_twin_test")
     twin = sys.modules[module.main.__module__].Twin(vars(module))
     assert Path(sys.modules[module.main.__module__].__file__).resolve() == (small_twins / "twin_harness.py").resolve()
     kernel = twin.triton_module()
@@ -320,7 +317,7 @@ def test_twin_of_a_path_outside_an_extraction_is_a_usage_error(tmp_path):
 
 
 @pytest.mark.slow
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
     """The six real models' CUDA output_code (captured on the H200) read as artifacts; every kernel's twin is
     written and compiled by nvcc, or has a reason."""
@@ -352,7 +349,7 @@ def test_every_kernel_of_the_real_models_gets_a_twin_that_compiles(tmp_path):
     assert counts["reduction"][1] >= 0.8 * counts["reduction"][0]
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_outer_reduction_takes_32_rows_per_block(small_model, tmp_path):
     """A sum over the outer dimension (add_sum: row stride 1, reduced stride 32) puts 32 neighbouring rows on
     threadIdx.x so the loads coalesce, and combines each row's partials through shared memory."""
@@ -366,7 +363,7 @@ def test_outer_reduction_takes_32_rows_per_block(small_model, tmp_path):
     assert "hv::block_reduce(" in inner.cuda and "column_reduce" not in inner.cuda
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_outer_reduction_with_a_dynamic_size_in_its_address_still_takes_32_rows_per_block(tmp_path):
     """graph_break_recompile's recompiled backward (dynamic shapes) on the CPU path, the module harvest wrote for it.
     On the H200 Inductor split the same sum and put the run-time size in the address (`2048*x1*((15 + ks0) // 16)`,
@@ -402,7 +399,7 @@ def embedding_ce_h200(tmp_path_factory) -> Path:
     return artifact(tmp_path_factory, "embedding_ce/g0_forward")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_looped_reduction_reading_its_rows_contiguously_uses_vector_loads(embedding_ce_h200, tmp_path):
     """Each thread takes 4 neighbouring columns a step (copy v of its accumulators is the v-th of them) and reads
     them with one 16-byte load where all 4 are in the row and the address is aligned (elsewhere one at a time): a
@@ -434,7 +431,7 @@ def gpt2_h200_g1(tmp_path_factory) -> Path:
     return artifact(tmp_path_factory, "gpt2/g1_forward")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_one_pass_looped_reduction_loads_four_chunks_before_it_uses_any(gpt2_h200_g1, tmp_path):
     """One pass over the row with one load: a thread takes 4 neighbouring columns in each of 4 chunks a block of
     threads apart (Triton's layout: each warp's load is 512 neighbouring bytes), issues the four 16-byte loads
@@ -450,7 +447,7 @@ def test_a_one_pass_looped_reduction_loads_four_chunks_before_it_uses_any(gpt2_h
     assert ptx.count("ld.global.v4.") == 4  # the four chunks' loads, unrolled
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_warp_per_row_reduction_of_bf16_rows_gives_a_lane_eight_neighbouring_values(bf16_mlp_h200, gpt2_h200, tmp_path):
     """bf16_mlp's RMSNorm forward (rows of 1024 bf16 values, one warp each): a lane takes 8 neighbouring values of
     each 256 and reads the row and the weight with 16-byte loads, writes its output with 16-byte stores once a
@@ -469,7 +466,7 @@ def test_a_warp_per_row_reduction_of_bf16_rows_gives_a_lane_eight_neighbouring_v
     assert "const int32_t hv_r = hv_k * 32 + hv_lane;" in fp32.cuda and "load_vector" not in fp32.cuda
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_2d_pointwise_kernel_that_transposes_goes_through_a_shared_memory_tile(gpt2_h200, tmp_path):
     """addmm_cat reads mm and stores out along y (the channels) but stores out_1 along x (the sequence): a block
     takes a 32 x 32 tile, its warps run along y while computing, and out_1's values are stored from shared memory
@@ -485,7 +482,7 @@ def test_a_2d_pointwise_kernel_that_transposes_goes_through_a_shared_memory_tile
     assert "st.shared.f32" in ptx and "ld.shared.f32" in ptx
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_permuted_copy_uses_vector_accesses_within_each_aligned_group(gpt2_h200, tmp_path):
     """addmm_cat_1 (1-D) reads `1024 + col + 64*mid + 1536*mid_1 + ...` of col = offsets % 64: four neighbouring
     elements are four neighbouring floats, so a thread's 4 elements are one 16-byte load where that address is
@@ -525,7 +522,7 @@ def encoder_backward_h200(tmp_path_factory) -> Path:
     return artifact(tmp_path_factory, "transformer_encoder/g1_backward")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_mix_order_reduction_takes_its_programs_rows_in_turn(encoder_backward_h200, tmp_path):
     """Inductor's mix-order layer-norm backward splits the rows over programs (16 each) and writes each program's
     column sums to its rows of a workspace. The twin: a block per program, the program's rows one after the other
@@ -556,7 +553,7 @@ def bf16_mlp_h200(tmp_path_factory) -> Path:
     return {graph: artifact(tmp_path_factory, f"bf16_mlp/{graph}") for graph in ("g0_forward", "g1_backward")}
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_mix_order_reduction_of_bf16_rows_takes_a_warp_per_row(bf16_mlp_h200, tmp_path):
     """bf16_mlp's mix-order RMSNorm backward (rows of 1024 bf16 values, 16 a program): a block of 4 warps per
     program, warp w taking the program's rows w, w + 4, ... (each a warp-per-row persistent reduction through
@@ -579,7 +576,7 @@ def test_a_mix_order_reduction_of_bf16_rows_takes_a_warp_per_row(bf16_mlp_h200, 
     assert "ld.global.v4" in ptx and "st.global.v4" in ptx and "bar.sync" in ptx
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_dropout_mask_of_one_byte_values_does_not_set_a_pointwise_twins_width(encoder_backward_h200, tmp_path):
     """The dropout backward reads fp32 values and a bool mask: a thread takes 4 elements (16 bytes of fp32, a warp's
     access 512 neighbouring bytes, as Triton's layout gives), not 16 for the sake of 16 mask bytes; the mask is read
@@ -592,7 +589,7 @@ def test_a_dropout_mask_of_one_byte_values_does_not_set_a_pointwise_twins_width(
     assert ptx.count("ld.global.v4.f32") == 1 and ptx.count("st.global.v4") == 1
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_foreach_kernel_takes_a_block_per_program_and_its_branch_picks_the_sub_kernel(tmp_path):
     """A compiled AdamW step's foreach kernel (H200 capture: four sub-kernels in one launch, 8197 programs of 1024
     elements): a thread block per Triton program, the program's `if pid < num_xblocks_k` branch picks the sub-kernel,
@@ -612,7 +609,7 @@ def test_a_foreach_kernel_takes_a_block_per_program_and_its_branch_picks_the_sub
     ptx_of(twin.cuda, tmp_path)  # compiles
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_own_index(tmp_path, encoder_backward_h200):
     """transformer_encoder's select_backward_add reads three tensors and writes one, all permuted, none at the
     element's own index. Each element takes its value from the group's vector and the store fills the group's vector
@@ -629,7 +626,7 @@ def test_grouped_accesses_take_their_vector_in_a_kernel_with_no_access_at_its_ow
     assert ptx.count("ld.global.v4") >= 3 and ptx.count("st.global.v4") >= 1
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_looped_reduction_over_half_floats_takes_8_columns_a_thread(embedding_ce_h200, tmp_path):
     """16 bytes of bf16 are 8 values: a thread takes 8 neighbouring columns a step, keeps 8 copies of its
     accumulators, and combines them by a loop before the block combines its threads."""
@@ -658,7 +655,7 @@ def test_a_user_written_program_offset_is_read_in_inductors_shape():
     assert [ast.unparse(s) for s in program_offsets_apart(inductor)] == [ast.unparse(s) for s in inductor]
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_user_written_kernel_gets_a_twin_whose_fast_path_stays_inside_its_own_bound(tmp_path):
     """examples/models/user_kernel.py's scaled_relu (the H200 capture): a twin like any pointwise kernel's, on the
     user's recorded grid (512 programs of BLOCK 1024). That grid's numel is programs x BLOCK, so the 16-byte fast
@@ -705,7 +702,7 @@ def graph_break_h200(tmp_path_factory) -> Path:
     return artifact(tmp_path_factory, "graph_break_recompile/g0_forward")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_variant(graph_break_h200, tmp_path, monkeypatch):
     """COLUMN_ROWS_PER_LANE=4 (a variant for the device to weigh; off by default): a looped column reduction's
     thread takes 4 neighbouring rows, reads them with one 16-byte load per column step when all 4 rows are there,
@@ -764,7 +761,7 @@ def test_a_cooperative_reduction_read_as_a_row_reduction_computes_what_the_run_r
         assert "differs" not in done.stdout
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_cooperative_reduction_gets_a_twin_that_splits_each_row_over_blocks(cooperative, tmp_path):
     """The twin splits a row over as many blocks as the GPU holds at once beside the other rows' (its own choice,
     not RSPLIT): each block folds its chunk (whole steps of its threads), the reductions ready after the loop publish
@@ -793,7 +790,7 @@ def test_a_cooperative_reduction_gets_a_twin_that_splits_each_row_over_blocks(co
     ptx_of(mean.cuda, tmp_path, "mean")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_the_launcher_of_a_split_row_twin_compiles_with_torchs_headers(cooperative, tmp_path):
     """The split-row launcher (occupancy, workspace, a cooperative cudaLaunchKernelEx) is the one launcher the device
     has not built yet: kernel, the harness's launch helpers and the launcher, compiled as load_inline puts them
@@ -826,7 +823,7 @@ def scans(tmp_path_factory) -> Path:
     return out
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_scans_get_twins_that_scan_their_rows_in_tiles_of_lanes_with_a_carry(scans, tmp_path):
     """A scan's combine helper becomes a lambda at the top of the kernel; a row of 64 is scanned in two tiles of a
     warp's 32 lanes (shuffles up), the second combined with the first's carry; a row taken by a block (16 values 64
@@ -848,7 +845,7 @@ def test_scans_get_twins_that_scan_their_rows_in_tiles_of_lanes_with_a_carry(sca
     ptx_of(both.cuda, tmp_path, "both")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_inductors_looped_scan_scans_each_tile_of_the_blocks_threads_and_keeps_its_own_carry(scans, tmp_path):
     """Inductor's looped scan scans each RBLOCK tile alone and carries the tiles before through select_one of the
     tile's last value: the twin's tile is its block's threads (one column a thread a step, every thread in every
@@ -892,7 +889,7 @@ def split_scans(tmp_path_factory) -> Path:
     return out
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_split_scan_gets_a_twin_that_scans_its_row_split_over_blocks(split_scans, tmp_path):
     """A split scan is read as the row scan it computes (its workspace, reduce and look-back gone) and split again the
     twin's way: with more than one block a row, each block first scans its chunk for the chunk's total, the totals
@@ -910,7 +907,7 @@ def test_a_split_scan_gets_a_twin_that_scans_its_row_split_over_blocks(split_sca
     ptx_of(rows.cuda, tmp_path, "rows")
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_every_looped_row_reduction_can_split_its_rows_over_blocks_as_a_variant(embedding_ce_h200, tmp_path, monkeypatch):
     """SPLIT_LOOPED_ROWS=1 (a variant for the device to weigh; off by default): a looped row reduction takes the
     cooperative twin's split, each of its passes over its block's chunk, a grid barrier after each reduction; the
@@ -923,7 +920,7 @@ def test_every_looped_row_reduction_can_split_its_rows_over_blocks_as_a_variant(
     ptx_of(twin.cuda, tmp_path)
 
 
-@needs_nvcc
+@pytest.mark.requires_nvcc
 def test_a_looped_reduction_of_a_constant_row_can_fix_its_block_size_as_a_variant(embedding_ce_h200, tmp_path, monkeypatch):
     """CONSTANT_ROW_BLOCK=1 (a variant for the device to weigh; off by default): a row of 8192 at 4 columns a
     thread a step takes a block of 512 that is a constant of the kernel, as Triton's block is, so each pass's column

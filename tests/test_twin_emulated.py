@@ -10,7 +10,6 @@ none of the GPU's memory model beyond its barriers, so every twin is also run on
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import shutil
@@ -21,11 +20,11 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, harvest
 
+from harvest.imports import import_file
 from harvest.twin import NoTwin, read_module, translate
 from harvest.twin.emulate import emulated_launch
 
-pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("g++") is None,
-                                reason="the emulation needs the CUDA headers (nvcc's) and g++")
+pytestmark = [pytest.mark.requires_nvcc, pytest.mark.requires_gxx]  # the emulation needs g++ and the CUDA headers
 
 
 def extract_with_twins(factory, example: str) -> Path:
@@ -62,9 +61,7 @@ def run_twin(extraction: Path, module: str, tmp_path: Path, edit: tuple[str, str
     if edit is not None:
         assert edit[0] in cuda, edit[0]
         cuda = cuda.replace(*edit)
-    spec = importlib.util.spec_from_file_location("twin_harness", extraction / "twin_harness.py")
-    harness = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(harness)
+    harness = import_file(extraction / "twin_harness.py", "twin_harness")
     graph, kernel_file = module.split("/")
     namespace = {"__file__": str(extraction / graph / "twin" / (kernel_file[:-3] + "_twin.py")),
                  "KERNEL_FILE": kernel_file, "PARAMS": list(twin.params)}

@@ -21,7 +21,6 @@ with the "[harvest] " prefix. With check_only (no GPU, TRITON_INTERPRET=1) only 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import inspect
 import io
 import json
@@ -37,6 +36,7 @@ from harvest.bench.inductor import (
     in_graph,
     pin_winners,
 )
+from harvest.imports import import_file
 from harvest.text_output import plural
 
 PROGRESS = "[harvest] "
@@ -49,14 +49,7 @@ def progress(message: str) -> None:
 def load_module(path: str, name: str, register: bool = False):
     """Import a file by path under a name of our own; `register` puts it in sys.modules (wrapper modules: Inductor's
     code may look itself up there), kernel modules are not, so they go once their bench is done."""
-    sys.dont_write_bytecode = True  # importing a file of the extraction leaves no __pycache__ beside it
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    if register:
-        sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_file(path, name, register)
 
 
 def forget_other_harness(module_path: str) -> None:

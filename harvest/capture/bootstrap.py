@@ -26,6 +26,7 @@ from pathlib import Path
 from harvest.capture.kernel_graph import KernelGraphs
 from harvest.capture.record import MIB, LaunchRecorder
 from harvest.capture.swap import KernelSwaps, kernel_text
+from harvest.imports import import_file
 from harvest.writer import write_file
 
 PROGRESS = "[harvest] "
@@ -266,8 +267,6 @@ def record_winners(log: EventLog) -> None:
 def run_artifact_graphs(directory: Path, log: EventLog, recorder: LaunchRecorder, use_cuda: bool) -> None:
     """--run-artifact: load each wrapper module of an artifact (the user asked for this explicitly) and run its
     own `call(get_args())` under the launch recorder, so that every intermediate gets its real layout."""
-    import importlib.util
-
     import torch
 
     paths = sorted(directory.glob("graph_*.py"))
@@ -278,9 +277,7 @@ def run_artifact_graphs(directory: Path, log: EventLog, recorder: LaunchRecorder
     log.sources = [sources.get(i, "") for i in range(max(sources, default=-1) + 1)]
     for path in paths:
         index = int(path.stem.split("_")[1])
-        spec = importlib.util.spec_from_file_location(f"harvest_artifact_graph_{index}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        module = import_file(path, f"harvest_artifact_graph_{index}")
         if not hasattr(module, "get_args") or not hasattr(module, "call"):
             progress(f"graph {index}: no get_args()/call() in the artifact (torch < 2.5?): nothing to run")
             continue

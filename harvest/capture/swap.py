@@ -12,10 +12,11 @@ made by running the target, which is what `harvest run` was asked to run.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any, Callable
+
+from harvest.imports import import_file
 
 
 class SwapRefused(RuntimeError):
@@ -80,12 +81,8 @@ class KernelSwaps:
     def _module(self, swap: dict) -> Any:
         path = swap["module"]
         if path not in self.modules:
-            spec = importlib.util.spec_from_file_location(f"harvest_swap_{len(self.modules)}", path)
-            if spec is None or spec.loader is None:
-                raise SwapRefused(f"{path}: cannot be imported")
-            module = importlib.util.module_from_spec(spec)
             try:
-                spec.loader.exec_module(module)
+                module = import_file(path, f"harvest_swap_{len(self.modules)}")
             except Exception as exc:
                 message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
                 self.log.write({"event": "swap_failed", "module": path, "error": f"{type(exc).__name__}: {message}"})
