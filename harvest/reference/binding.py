@@ -51,21 +51,21 @@ class FragmentBinding:
 
 # Triton top op of the stored value -> the aten family of the reduction node and the torch reduction that
 # combines partials exactly like the whole (sum of sums, max of maxes). Welford/mean/var partials are not here.
-SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin"}
+SPLIT_REDUCTIONS = {"sum": "sum", "max2": "amax", "min2": "amin", "any": "any"}
 SPLIT_TARGETS = {"sum": "torch.ops.aten.sum.dim_IntList", "amax": "torch.ops.aten.amax.default",
-                  "amin": "torch.ops.aten.amin.default"}
+                  "amin": "torch.ops.aten.amin.default", "any": "torch.ops.aten.any.dims"}
 
 # Aten reductions: a buffer of one's shape that a kernel reads is its accumulator, not a split partial.
 _REDUCTION_FAMILIES = {"sum", "mean", "amax", "amin", "max", "min", "var", "var_mean", "std", "std_mean", "prod",
                        "any", "all", "argmax", "argmin", "logsumexp", "native_layer_norm"}
 
 SPLIT_WORDS = {"sum": ("partial sums", "sums"), "amax": ("partial maxima", "takes the max of"),
-                "amin": ("partial minima", "takes the min of")}
+                "amin": ("partial minima", "takes the min of"), "any": ("partial any-results", "takes any of")}
 
 
 @dataclass(frozen=True)
 class SplitReduction:
-    reduce: str  # "sum" | "amax" | "amin"
+    reduce: str  # "sum" | "amax" | "amin" | "any"
     dims: tuple[int, ...]  # the partial buffer's split dimensions
     terms: int | None = None  # how many values the whole reduction combines (stage 1; sets the sum's tolerance)
     scale: int | FxExpr | None = None  # a mean or variance from partial sums: the node is the combined partials / scale

@@ -30,6 +30,7 @@ from harvest.reference.fragment import (
     same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
+from harvest.reference.pooling import POOLING_PRIMS, pooling_statements
 from harvest.reference.recorded import bind_recorded
 from harvest.reference.scalars import bind_scalar_nodes
 from harvest.shapes import rename_symbols
@@ -208,6 +209,10 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
             # Inductor's own prim (registered only once Inductor is imported): a * b + c.
             a, b, c = (render_fx(v, names, final) for v in op.args)
             call = f"torch.ops.aten.add.Tensor(torch.ops.aten.mul.Tensor({a}, {b}), {c})"
+        elif op.target in POOLING_PRIMS and (statements := pooling_statements(
+                op, names[name], [render_fx(v, names, final) for v in op.args])) is not None:
+            lines.extend(f"    {line}" for line in statements)
+            continue
         else:
             parts = [render_fx(v, names, final) for v in op.args]
             parts += [f"{the(k)}={render_fx(v, names, final)}" for k, v in op.kwargs.items()]

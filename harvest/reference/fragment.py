@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from harvest.model import FxExpr, FxList, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
 from harvest.ops import SAME_VALUES, is_collective, torch_ops_target
 from harvest.reference.fx_args import fx_refs
+from harvest.reference.pooling import POOLING_PRIMS
 from harvest.text_output import plural
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -41,7 +42,7 @@ PREPARE_SOFTMAX_ONLINE = "torch.ops.prims.prepare_softmax_online.default"
 
 def target_exists(target: str) -> bool:
     """Whether `torch.ops.<ns>.<op>.<overload>` resolves in this torch."""
-    if target in ("operator.getitem", "torch.ops.prims.fma.default", PREPARE_SOFTMAX_ONLINE):
+    if target in ("operator.getitem", "torch.ops.prims.fma.default", PREPARE_SOFTMAX_ONLINE, *POOLING_PRIMS):
         return True  # Inductor's own prims (registered only once Inductor is imported): the reference writes them out
     parts = target.split(".")
     if len(parts) != 5 or parts[:2] != ["torch", "ops"]:

@@ -194,6 +194,10 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if unbiased is not None:
             binding.outputs[param] = unbiased
             continue
+        copied = _copied_input(param, access, binding)
+        if copied is not None:  # a layout copy of an input (for an extern call that wants other strides)
+            binding.outputs[param] = copied
+            continue
         meta = buffer_meta_of(graph, arg_buffer(by_param[param])) if param in by_param else None
         top = top_op(access.last_store.get(param), access.assigns)
         origins = set((buffers.get(buffer) or {}).get("origins", []))
@@ -360,6 +364,26 @@ def _bind_convolution_without_bias(binding: FragmentBinding, buffers: dict[str, 
                                       conv.meta)
         fragment.broken.pop(conv.name, None)
         define_before(fragment, before, {conv.name})
+
+
+def _copied_input(param: str, access: Access, binding: FragmentBinding) -> str | None:
+    """The input node whose values the kernel stores into `param` unchanged, when that is all it stores there: a
+    kernel Inductor writes to give an input the strides an extern call needs (an attention backward's output
+    gradient made contiguous) stores a buffer with no FX node of its own, but the value of the node it loads."""
+    stores = access.stores.get(param, [])
+    values = {ast.dump(value) for _, value in stores}
+    if len(values) != 1:
+        return None
+    value = stores[-1][1]
+    while isinstance(value, ast.Name) and access.assigns.get(value.id) is not None:
+        value = access.assigns[value.id]
+    if not (isinstance(value, ast.Call) and dotted(value.func) == "tl.load" and value.args):
+        return None
+    pointer = value.args[0]
+    while isinstance(pointer, ast.BinOp):
+        pointer = pointer.left
+    loaded = [name for name, bound in binding.inputs.items() if isinstance(pointer, ast.Name) and bound == pointer.id]
+    return loaded[0] if len(loaded) == 1 else None
 
 
 def _convolution_without_bias(buffer: str, buffers: dict[str, dict], fragment: Fragment, binding: FragmentBinding

@@ -101,7 +101,7 @@ def reduce_partials(partials, split):
         mean = (weights * means).sum(split["dims"], keepdim=True) / weight
         m2 = (m2s + weights * (means - mean) ** 2).sum(split["dims"], keepdim=True)
         return (mean, m2, weight)[split["part"]].squeeze(split["dims"]).to(partials[0].dtype)
-    combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin}[split["reduce"]]
+    combine = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "any": torch.any}[split["reduce"]]
     if "rows" in split:  # a mix-order reduction's flat workspace: one row of partials per program (per block)
         partials = partials.reshape(split.get("blocks", 1), -1, split["rows"]).squeeze(0)
     return combine(partials.cpu(), dim=split["dims"])

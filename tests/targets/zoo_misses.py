@@ -1,0 +1,78 @@
+"""The eager reference's misses on unseen library models (issue 45), on tiny tensors: first stages of split
+reductions (sum, any, max, var_mean of a permuted input), mutated graph inputs and in-place buffers, a cast fused
+away under autocast, max-pooling forward and backward, a convolution whose bias the next kernel adds under autocast,
+GroupNorm backward, attention backward."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def split_reductions(x, flags):
+    total = x.sum()
+    largest = x.amax()
+    anything = (flags > 0).any()
+    var, mean = torch.var_mean(x.view(64, 1024).permute(1, 0), dim=1)
+    return total, largest, anything, var, mean
+
+
+def mutate(x, state, both):
+    state.copy_(state * 0.9 + x.mean(0) * 0.1)   # copy_ into a graph input
+    both.add_(1.0)                                # an input both read and written
+    return both * x
+
+
+class ConvPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.gn = nn.GroupNorm(2, 8)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, img):
+        h = F.max_pool2d(F.relu(self.bn(self.conv(img))), 2)
+        h = self.gn(h) + h
+        return self.fc(h.flatten(1))
+
+
+class ResidualConv(nn.Module):
+    """Under autocast: a convolution whose bias (and cast) the next kernel adds, then a residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, padding=1)
+        self.norm = nn.LayerNorm(8)
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = F.relu(self.conv(x) + x)
+        h = self.norm(h.permute(0, 2, 3, 1))
+        return F.gelu(self.lin(h))
+
+
+def attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def main():
+    torch.manual_seed(0)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    x = torch.randn(65536, device=device)
+    torch.compile(split_reductions)(x, torch.randn(65536, device=device))
+    torch.compile(mutate)(torch.randn(16, 32, device=device), torch.zeros(32, device=device), torch.randn(16, 32, device=device))
+    model = ConvPool().to(device).train()
+    img = torch.randn(2, 3, 8, 8, device=device)
+    amp = torch.bfloat16 if device == "cpu" else torch.float16
+    with torch.autocast(device, dtype=amp):
+        out = torch.compile(model)(img)
+    out.float().sum().backward()
+    residual = ResidualConv().to(device).train()
+    with torch.autocast(device, dtype=amp):
+        torch.compile(residual)(torch.randn(2, 8, 8, 8, device=device)).float().square().mean().backward()
+    q, k, v = (torch.randn(1, 2, 8, 16, device=device, requires_grad=True) for _ in range(3))
+    torch.compile(attention)(q, k, v).sum().backward()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
