@@ -2,6 +2,7 @@
 
     python scripts/model_matrix.py [TARGET ...] [--out DIR] [--jobs N] [--timeout S] [--device cpu|cuda|auto]
     PYTHONPATH=. python scripts/model_matrix.py --device cuda          (on a GPU machine, from the repo root)
+    python scripts/model_matrix.py --zoo --out /tmp/zoo/run --jobs 2 --doc docs/zoo.md      (the model zoo, its table)
 
 Per target (default: every examples/models/*.py):
   1. `python TARGET` once, fresh Inductor/Triton caches, same device (the plain run time);
@@ -12,13 +13,24 @@ Each kernel ends as: pass, fail (--check found mismatches), not standalone (harv
 timeout, or crash (the module raised). Prints a table per model and a total, writes OUT/matrix.json and
 OUT/matrix.md (sorted, no timestamps). Exit code 0 when the matrix ran, whatever the counts; non-zero only when this
 script itself broke.
+
+--zoo: every examples/zoo/*.py (models from torchvision, transformers, timm and diffusers none of us wrote; see
+docs/zoo.md), with the plain run skipped (--plain to keep it) and modules whose recorded grid has more than
+--shrink-above programs checked with `--check --shrink N` (N = --shrink). Per kernel it also keeps the manifest's eager
+reference coverage (full / partial / none; a kernel with no module counts as none) with the reason of every output
+the reference does not compute, and flags a FAIL whose record matched bit for bit: a reference bug (false FAIL).
+--doc FILE writes the zoo's table, totals and reasons into FILE between the markers ZOO_BEGIN/ZOO_END (the rest of
+the file is left as it is). Each model's result is saved as OUT/models/<stem>.json when it is done; --resume takes
+those of unchanged targets instead of running them again (a long run that was stopped goes on).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -30,6 +42,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+ZOO = ROOT / "examples" / "zoo"
+ZOO_BEGIN = "<!-- ZOO_BEGIN: written by scripts/model_matrix.py --zoo --doc; do not edit by hand -->"
+ZOO_END = "<!-- ZOO_END -->"
 STATUSES = ("pass", "fail", "not standalone", "timeout", "crash")
 TAIL_LINES = 12
 # Lines of a failed --check that say what went wrong (the module template's wording, older and newer).
@@ -38,6 +53,8 @@ SHAPE = re.compile(r"^\s*[\w.]+: (?:(recorded|reference): )?shape \(")
 NOT_CHECKED = re.compile(r"^\s*([\w.]+): not checked \((.*)\)\s*$")  # older template: no reference for it
 NOT_COMPARED = re.compile(r"^\s*([\w.]+): NOT COMPARED")  # newer template: no record and no reference
 NOT_COMPUTED = re.compile(r"^\s*([\w.]+): reference: not computed \((.*)\)\s*$")
+RECORDED_BITWISE = re.compile(r"^\s*[\w.]+: recorded(?: \(as [\w.]+, the same memory\))?: ok \(.*bit for bit\)", re.M)
+SHRINK_RAN = re.compile(r"^--shrink: ran (\d+) of the grid's (\d+) programs", re.M)
 MISMATCH = re.compile("|".join(p.pattern for p in (DIFFER, SHAPE, NOT_CHECKED, NOT_COMPARED)))
 EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)|[\w.]*\.\w+Error)\b.*")
 
@@ -131,8 +148,11 @@ def group_key(status: str, reason: str, *kernel_names: str) -> str:
     return f"{status}: " + re.sub(r"\b\d+(\.\d+)?\b", "N", reason)
 
 
-def check_module(python: str, extraction: Path, module: str, device: str, timeout: float, logs: Path):
+def check_module(python: str, extraction: Path, module: str, device: str, timeout: float, logs: Path,
+                 shrink: int | None = None):
     command = [python, module, "--check"] + (["--device", "cpu"] if device == "cpu" else [])
+    if shrink:
+        command += ["--shrink", str(shrink)]
     log = logs / (module.replace("/", "__") + ".log")
     rc, seconds, output = timed_run(command, child_env(device, interpret=device == "cpu"), extraction, timeout, log)
     status, reasons = classify(rc, output)
@@ -140,11 +160,35 @@ def check_module(python: str, extraction: Path, module: str, device: str, timeou
     # how many outputs each oracle compared and found equal (`  out_ptr: recorded: ok (...)`)
     compared = {oracle: len(re.findall(rf"^\s+[\w.]+: {oracle}(?: \(as [\w.]+, the same memory\))?: ok \(", output, flags=re.M))
                 for oracle in ("recorded", "reference")}
-    return status, reasons, detail, ([] if status == "pass" else last_lines(output)), round(seconds, 2), compared
+    lines = output.splitlines()
+    facts = {
+        # what the module itself says its reference does not compute (the manifest's reason, as the check prints it)
+        "not_computed": {m.group(1): m.group(2) for line in lines if (m := NOT_COMPUTED.match(line))},
+        # a FAIL where only the reference disagrees and the record matched bit for bit: the reference is wrong
+        "false_fail": status == "fail" and any(DIFFER.match(line) and m.group(1) == "reference"
+                                               for line in lines if (m := DIFFER.match(line)))
+                      and not any((m := DIFFER.match(line)) and m.group(1) == "recorded" for line in lines)
+                      and bool(RECORDED_BITWISE.search(output)),
+        "shrink_ran": (lambda m: f"{m.group(1)} of {m.group(2)}" if m else None)(SHRINK_RAN.search(output)),
+    }
+    return status, reasons, detail, ([] if status == "pass" else last_lines(output)), round(seconds, 2), compared, facts
 
 
 def directory_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def grid_programs(kernel: dict) -> int | None:
+    """How many programs the kernel's recorded launch ran (the product of its grid), None when unknown."""
+    grid = (kernel.get("recorded") or {}).get("grid")
+    try:
+        return math.prod(int(g) for g in grid) if grid else None
+    except (TypeError, ValueError):
+        return None
+
+
+def target_digest(target: Path) -> str:
+    return hashlib.sha256(target.read_bytes()).hexdigest()
 
 
 def run_model(target: Path, options, device: str, pool) -> dict:
@@ -154,7 +198,7 @@ def run_model(target: Path, options, device: str, pool) -> dict:
     logs.mkdir(parents=True, exist_ok=True)
     python = sys.executable
     shown = display_path(target)
-    result: dict = {"model": stem, "target": shown}
+    result: dict = {"model": stem, "target": shown, "target_sha256": target_digest(target)}
 
     if options.no_plain:
         result["plain_rc"], result["plain_s"] = 0, 0.0
@@ -201,24 +245,29 @@ def run_model(target: Path, options, device: str, pool) -> dict:
                    "inductor_name": kernel["name"], "module": kernel.get("module"),
                    "reference": (kernel.get("reference") or {}).get("coverage", "none"),
                    "unreferenced": {o: why for o, why in ((kernel.get("reference") or {}).get("outputs") or {}).items()
-                                    if why != "compared" and not why.startswith("scratch: ")}}
+                                    if why != "compared" and not why.startswith("scratch: ")},
+                   "programs": grid_programs(kernel), "shrink": None}
             if row["module"] is None:
                 row.update(status="not standalone", reasons=[kernel.get("standalone_reason") or "(no reason given)"],
                            detail="", tail=[], check_s=None)
             else:
+                if options.shrink_above and row["programs"] and row["programs"] > options.shrink_above:
+                    row["shrink"] = options.shrink
                 futures[len(kernels)] = pool.submit(check_module, python, extraction, row["module"], device,
-                                                    options.timeout, check_logs)
+                                                    options.timeout, check_logs, row["shrink"])
             kernels.append(row)
     print(f"[{stem}] {len(kernels)} kernels in {len(manifest['graphs'])} graphs, checking {len(futures)} modules",
           file=sys.stderr, flush=True)
     for index, future in futures.items():
-        status, reasons, detail, tail, seconds, compared = future.result()
-        kernels[index].update(status=status, reasons=reasons, detail=detail, tail=tail, check_s=seconds, compared=compared)
+        status, reasons, detail, tail, seconds, compared, facts = future.result()
+        kernels[index].update(status=status, reasons=reasons, detail=detail, tail=tail, check_s=seconds, compared=compared,
+                              **facts)
         if status != "pass":
             more = f" ({detail})" if detail else ""
             print(f"[{stem}]   {kernels[index]['module']}: {status}: {'; '.join(reasons)}{more}", file=sys.stderr,
                   flush=True)
     result["graphs"] = len(manifest["graphs"])
+    result["extraction"] = str(extraction)
     result["kernels"] = kernels
     result["counts"] = count(kernels)
     return result
@@ -233,6 +282,10 @@ def count(kernels: list[dict]) -> dict:
             "percent": round(100 * statuses["pass"] / total, 1) if total else 0.0,
             **{status: statuses[status] for status in STATUSES},
             "reference_full": references["full"], "reference_partial": references["partial"],
+            "reference_none": total - references["full"] - references["partial"],
+            "false_fail": sum(bool(k.get("false_fail")) for k in kernels),
+            "shrunk": sum(bool(k.get("shrink")) for k in kernels),
+            "check_s": round(sum(k.get("check_s") or 0 for k in kernels), 2),
             "outputs_recorded": sum((k.get("compared") or {}).get("recorded", 0) for k in kernels),
             "outputs_reference": sum((k.get("compared") or {}).get("reference", 0) for k in kernels)}
 
@@ -322,6 +375,143 @@ def markdown(matrix: dict) -> str:
     return "\n".join(out)
 
 
+def reason_class(why: str) -> str:
+    """One line per kind of reason a kernel output has no eager reference: buffer, node and parameter numbering as
+    N, and the list of FX nodes an intermediate buffer came from left out (each kernel lists its own)."""
+    why = re.sub(r"\(Inductor's own intermediate, from [^)]*\)", "(Inductor's own intermediate)", why)
+    why = re.sub(r"(?<=[A-Za-z_])\d+\b", "N", why)
+    return re.sub(r"\b(in_out_ptr|in_ptr|out_ptr)N\b", "<param>", why)
+
+
+def origin_ops(why: str) -> str:
+    """The FX ops an intermediate buffer came from, without their numbering: `from add_103, mul_5, mul_7` -> add, mul."""
+    m = re.search(r"\(Inductor's own intermediate, from ([^)]*)\)", why)
+    if not m:
+        return ""
+    return ", ".join(dict.fromkeys(re.sub(r"_\d+$", "", op.strip()) for op in m.group(1).split(",")))
+
+
+def library_of(model: str) -> str:
+    return model.split("_", 1)[0]
+
+
+def zoo_markdown(matrix: dict) -> str:
+    """docs/zoo.md's generated part: the table per model, the totals, extract errors, every FAIL (false FAILs
+    first), and every kernel without a full eager reference grouped by its reason."""
+    models, total, source = matrix["models"], matrix["total"], matrix["harvest_source"]
+    shrink = matrix.get("shrink") or {}
+    out = [f"Device: {matrix['device']}; torch {matrix['torch']}, triton {matrix['triton']}, python {matrix['python']}"
+           + "".join(f", {name} {version}" for name, version in sorted((matrix.get("libraries") or {}).items())) + ".",
+           f"harvest commit {source.get('commit', '?')}"
+           + (f" with uncommitted changes in {', '.join(source['uncommitted'])}" if source.get("uncommitted") else "")
+           + f"; `--check` per module, timeout {matrix['timeout_s']:.0f} s"
+           + (f"; modules whose recorded grid has more than {shrink['above']} programs checked with "
+              f"`--check --shrink {shrink['programs']}` (column --shrink)" if shrink.get("above") else "") + ".", "",
+           "Columns: kernels Inductor wrote (Triton), modules harvest wrote for them, modules whose `--check` passed; "
+           "eager reference per kernel as the manifest counts it: full (every output the kernel writes), partial, "
+           "none (a kernel without a module counts as none); outputs each oracle compared and found equal (recorded "
+           "= the run's own tensors, reference = the eager reference); seconds of `harvest extract` and of all "
+           "checks one after another.", "",
+           "| model | graphs | kernels | modules | pass | fail | crash / timeout | reference full / partial / none | "
+           "outputs compared: recorded / reference | --shrink | extract | checks |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def row(name: str, c: dict, graphs: int, extract: str, checks: str) -> str:
+        return (f"| {name} | {graphs} | {c['kernels']} | {c['standalone']} | {c['passing']} | {c['fail']} | "
+                f"{c['crash']} / {c['timeout']} | {c['reference_full']} / {c['reference_partial']} / "
+                f"{c['reference_none']} | {c['outputs_recorded']} / {c['outputs_reference']} | {c['shrunk']} | "
+                f"{extract} | {checks} |")
+
+    for m in models:
+        extract = seconds(m["extract_s"]) + ("" if m["extract_rc"] == 0 else f" (exit {m['extract_rc']})")
+        out.append(row(m["model"], m["counts"], m["graphs"], extract, seconds(m["counts"]["check_s"])))
+    out.append(row("**total**", total, total["graphs"], seconds(total["extract_s"]), seconds(total["check_s"])))
+    kernels, full = total["kernels"], total["reference_full"]
+    failed = [m for m in models if m["extract_rc"] != 0 or m.get("extract_error")]
+    percent = lambda n: f"{100 * n / kernels:.1f} %" if kernels else "-"
+    out += ["", "## Totals", "",
+            f"- {len(models)} models, {len(models) - len(failed)} extracted; {kernels} kernels, {total['standalone']} "
+            f"modules, {total['passing']} pass `--check` ({percent(total['passing'])}), {total['fail']} fail, "
+            f"{total['crash']} crash, {total['timeout']} time out.",
+            f"- Eager reference: **{full} of {kernels} kernels full ({percent(full)})**, {total['reference_partial']} "
+            f"partial, {total['reference_none']} none (the goal of issue 45: at least 99 % full).",
+            f"- Outputs compared and equal: {total['outputs_recorded']} against the record, "
+            f"{total['outputs_reference']} against the eager reference.",
+            f"- False FAILs (the record matched bit for bit, the reference disagreed): **{total['false_fail']}**.",
+            f"- `harvest extract` {seconds(total['extract_s'])} in all; checks {seconds(total['check_s'])} one after "
+            f"another."]
+
+    out += ["", "## Extract errors", ""]
+    out += [f"- {m['model']}: exit {m['extract_rc']}: `{(m.get('extract_error') or ['no output'])[-1]}` "
+            f"(`python -m harvest extract {m['target']} -o OUT/{m['model']} --device cpu`)" for m in failed] or ["- none"]
+
+    fails = [(m, k) for m in models for k in m["kernels"] if k["status"] not in ("pass", "not standalone")]
+    fails.sort(key=lambda mk: (not mk[1].get("false_fail"), mk[0]["model"], mk[1]["module"] or ""))
+    out += ["", "## FAILs, crashes and timeouts", "",
+            "A FAIL whose record matched bit for bit is a reference bug (**false FAIL**), listed first.", ""]
+    for m, k in fails:
+        label = "**false FAIL**" if k.get("false_fail") else k["status"]
+        reason = "; ".join(k["reasons"]) + (f" ({k['detail']})" if k.get("detail") else "")
+        out.append(f"- {label}: `{m['model']}/{k['module']}`: {reason}")
+    if not fails:
+        out.append("- none")
+    unwritten = [(m, k) for m in models for k in m["kernels"] if k["status"] == "not standalone"]
+    if unwritten:
+        out += ["", "Kernels harvest wrote no module for:", ""]
+        out += [f"- `{m['model']}/{k['graph']}/{k['kernel']}`: {'; '.join(k['reasons'])}" for m, k in unwritten]
+
+    groups: dict[str, list[str]] = {}
+    for m in models:
+        for k in m["kernels"]:
+            if k.get("reference") == "full":
+                continue
+            where = f"{m['model']}/{k['module'] or k['graph'] + '/' + k['kernel']}"
+            whys = dict(k.get("unreferenced") or {})
+            whys.update(k.get("not_computed") or {})
+            if k["module"] is None:
+                whys = {"(no module)": "no module: " + "; ".join(k["reasons"])}
+            if not whys:
+                whys = {"(all)": f"the manifest gives reference coverage '{k.get('reference')}' and no reason"}
+            for output, why in sorted(whys.items()):
+                ops = origin_ops(why)
+                groups.setdefault(reason_class(why), []).append(
+                    f"`{where}` {output} ({k.get('reference')})" + (f": from {ops}" if ops else ""))
+    out += ["", "## Kernels without a full eager reference, by reason", "",
+            f"{total['reference_partial'] + total['reference_none']} kernels; one line per output the reference does "
+            "not compute (model/module, output, the kernel's coverage; for an intermediate buffer the FX ops it came "
+            "from). The check still compares these outputs against the record.", ""]
+    for why, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        out.append(f"### {why} ({len(members)})")
+        out.append("")
+        out += [f"- {member}" for member in members]
+        out.append("")
+    if not groups:
+        out.append("- none")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_doc(doc: Path, text: str) -> None:
+    """Put text between the zoo markers of doc (appended with its markers when they are not there yet)."""
+    old = doc.read_text(encoding="utf-8") if doc.exists() else ""
+    block = f"{ZOO_BEGIN}\n\n{text}\n{ZOO_END}"
+    if ZOO_BEGIN in old and ZOO_END in old:
+        head, rest = old.split(ZOO_BEGIN, 1)
+        new = head + block + rest.split(ZOO_END, 1)[1]
+    else:
+        new = old + ("\n" if old and not old.endswith("\n") else "") + block + "\n"
+    doc.write_text(new, encoding="utf-8")
+
+
+def library_versions() -> dict:
+    """The versions of the zoo's libraries the children import (absent ones left out)."""
+    code = ("import importlib.metadata as m, json\nout = {}\n"
+            "for name in ('torchvision', 'transformers', 'timm', 'diffusers'):\n"
+            "    try:\n        out[name] = m.version(name)\n    except m.PackageNotFoundError:\n        pass\n"
+            "print(json.dumps(out))")
+    done = subprocess.run([sys.executable, "-c", code], env=child_env("cpu"), capture_output=True, text=True)
+    return json.loads(done.stdout) if done.returncode == 0 else {}
+
+
 def harvest_source(device: str) -> dict:
     """Which harvest the children import, and the git state of its checkout (harvest/ and templates/ edits)."""
     found = subprocess.run([sys.executable, "-c", "import harvest; print(harvest.__file__)"], env=child_env(device),
@@ -364,8 +554,22 @@ def main() -> int:
                         help="seconds for the plain run and for harvest extract (default 1800; 0: no limit)")
     parser.add_argument("--device", choices=["cpu", "cuda", "auto"], default="auto",
                         help="passed to harvest extract (auto: CUDA when torch sees a GPU)")
+    parser.add_argument("--zoo", action="store_true", help="every examples/zoo/*.py (with TARGETs: those as well)")
+    parser.add_argument("--plain", action="store_true", help="with --zoo: do the plain run of each target too")
+    parser.add_argument("--shrink-above", type=int, default=None, metavar="PROGRAMS",
+                        help="check modules whose recorded grid has more programs than this with --shrink "
+                             "(default: 4096 with --zoo, never otherwise; 0: never)")
+    parser.add_argument("--shrink", type=int, default=64, metavar="N", help="programs --shrink runs (default 64)")
+    parser.add_argument("--doc", type=Path, help="write the zoo table into this markdown file (between its markers)")
+    parser.add_argument("--resume", action="store_true",
+                        help="take OUT/models/<stem>.json of a target that has not changed instead of running it")
     options = parser.parse_args()
-    targets = [t.resolve() for t in options.targets] or sorted((ROOT / "examples" / "models").glob("*.py"))
+    targets = [t.resolve() for t in options.targets] or ([] if options.zoo else sorted((ROOT / "examples" / "models").glob("*.py")))
+    if options.zoo:
+        targets += [t for t in sorted(ZOO.glob("*.py")) if t not in targets]
+        options.no_plain = options.no_plain or not options.plain
+    if options.shrink_above is None:
+        options.shrink_above = 4096 if options.zoo else 0
     missing = [str(t) for t in targets if not t.is_file()]
     if missing:
         parser.error(f"no such target: {', '.join(missing)}")
@@ -382,10 +586,20 @@ def main() -> int:
     import triton
 
     models = []
+    saved = options.out / "models"
+    saved.mkdir(exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for target in targets:
+            kept = saved / f"{target.stem}.json"
+            if options.resume and kept.exists():
+                model = json.loads(kept.read_text(encoding="utf-8"))
+                if model.get("target_sha256") == target_digest(target):
+                    print(f"[{target.stem}] --resume: kept {display_path(kept)}", file=sys.stderr, flush=True)
+                    models.append(model)
+                    continue
             model = run_model(target, options, device, pool)
             model["failure_groups"] = failure_groups(model["kernels"])
+            kept.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n", encoding="utf-8")
             models.append(model)
             c = model["counts"]
             print(f"[{model['model']}] {c['passing']}/{c['kernels']} pass ({c['standalone']} standalone)",
@@ -406,11 +620,17 @@ def main() -> int:
         "torch": torch.__version__, "triton": triton.__version__, "python": ".".join(map(str, sys.version_info[:3])),
         "timeout_s": options.timeout,
         "harvest_source": harvest_source(device),
+        "shrink": {"above": options.shrink_above, "programs": options.shrink} if options.shrink_above else None,
+        "libraries": library_versions() if options.zoo or options.doc else None,
         "models": models,
         "total": total,
     }
     (options.out / "matrix.json").write_text(json.dumps(matrix, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (options.out / "matrix.md").write_text(markdown(matrix) + "\n", encoding="utf-8")
+    if options.zoo or options.doc:
+        (options.out / "zoo.md").write_text(zoo_markdown(matrix), encoding="utf-8")
+    if options.doc:
+        write_doc(options.doc, zoo_markdown(matrix))
 
     print("\n".join(summary_table(models, total)))
     print("\nfailure reasons over all models (a kernel with several problems counts under each):")
