@@ -16,7 +16,7 @@ import torch
 from harvest.capture import ab_timing
 from harvest.capture.bootstrap import EventLog
 from harvest.capture.record import LaunchRecorder
-from harvest.run.command import RunResult, first_changed_kernel, timing_markdown
+from harvest.run.command import RunResult, first_changed_kernel, host_decides, launch_line, timing_markdown
 from harvest.run.plan import Swap
 
 
@@ -116,6 +116,66 @@ def test_the_table_puts_each_kernels_win_beside_the_steps_effect():
             "| 0.4000 (0.3900-0.4100) | 0.800 | 25.0 % | 6.5 → 31.2 |") in table
     assert "| **the whole compiled step** | 2.0000 (1.9000-2.1000) | 2.1000 (2.0000-2.2000) | 1.050 | 100 % | |" in table
     assert "40 repetitions" in table and "2 graphs" in table
+
+
+def test_when_the_kernels_won_and_the_step_lost_the_table_says_the_host_decided():
+    swap = Swap("g0_forward", 0, "triton_per_fused_0", "g0_forward/softmax_kernel.py", True, "0" * 16, (), "softmax_kernel")
+    kernel = {"graph": 0, "kernel": "triton_per_fused_0", "module_kernel": "softmax_kernel",
+              "inductor": figures(0.5, 0.49, 0.51), "edited": figures(0.4, 0.39, 0.41), "host_us": {"inductor": 14.0, "edited": 40.0}}
+    timing = {"step": {"inductor": figures(2.0, 1.99, 2.01), "edited": figures(2.3, 2.29, 2.31), "graphs": [0],
+                       "repetitions": 40}, "kernels": [kernel], "seconds": 3.0}
+    line = ("**The host, not the kernels, decided this step**: the edited kernels took 0.1000 ms less device time, yet "
+            "the step took 0.3000 ms more; a launch of the edited kernels took 40.0 µs of host time against 14.0 µs "
+            "for Inductor's.")
+    assert host_decides(timing) == line
+    assert line in timing_markdown(RunResult(1, Path("runs/1"), (swap,), device="cuda", timing=timing))
+    within = {**timing, "step": {**timing["step"], "edited": figures(2.01, 1.8, 2.2)}}  # slower within the spread
+    slower_kernel = {**timing, "kernels": [{**kernel, "edited": figures(0.6, 0.59, 0.61)}]}  # the kernel lost too
+    assert host_decides(within) == "" and host_decides(slower_kernel) == ""
+
+
+def test_the_launch_line_says_how_the_edited_kernels_were_launched():
+    result = RunResult(1, Path("runs/1"), (), launch_paths={"g0_forward/a.py": "direct", "g0_forward/b.py": "direct"})
+    assert launch_line(result).startswith("Launch path: each edited kernel compiled once per specialization")
+    jit = RunResult(1, Path("runs/1"), (), launch_paths={"g0_forward/a.py": "direct", "g0_forward/b.py": "jit: Triton 3.2.0 "
+                    "launches compiled kernels another way (the direct call needs Triton >= 3.3)"},
+                    cuda_graphs=("g0_forward", "g1_backward"))
+    assert launch_line(jit) == ("Launch path: through Triton's JIT at every launch (Triton 3.2.0 launches compiled kernels "
+                                "another way (the direct call needs Triton >= 3.3)). The run captured g0_forward, "
+                                "g1_backward into CUDA graphs (mode=\"reduce-overhead\"): the edited kernels ran inside them.")
+
+
+class ReplayedGraph:  # a captured step: replay() takes the time the step would
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def replay(self):
+        time.sleep(self.seconds)
+
+
+def test_a_target_that_ran_cuda_graphs_is_timed_by_replays_and_their_outputs_compared(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "Event", HostEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(ab_timing, "kernel_times", lambda call, inputs, names, reps: {n: [1.0] * reps for n in names})
+    outputs = {False: [(torch.ones(3), torch.zeros(2))], True: [(torch.ones(3), torch.zeros(2) + 1e-9)]}
+    captured = []
+
+    def capture(graphs, swaps, edited):
+        captured.append(edited)
+        return ReplayedGraph(0.001 if edited else 0.003), outputs[edited]
+
+    monkeypatch.setattr(ab_timing, "captured_step", capture)
+    data = ab_timing.time_a_b([(0, lambda args: args.clear(), [torch.ones(3)])], Swaps(), {(0, "k"): "mine"},
+                              budget_s=0.3, cuda_graphs=True)
+    step = data["step"]
+    assert captured == [False, True] and step["as"] == "cuda graph replays"
+    assert step["edited"]["median_ms"] + 1.5 < step["inductor"]["median_ms"]
+    assert step["replay_outputs"] == {"bit for bit": 1, "within tolerance": 1, "differs": 0}
+
+
+def test_replayed_outputs_that_differ_are_counted():
+    assert ab_timing.compare_replays([torch.ones(4), (torch.ones(2),)], [torch.ones(4) * 2, (torch.ones(2),)]) == {
+        "bit for bit": 1, "within tolerance": 0, "differs": 1}
 
 
 @pytest.mark.parametrize("why", ["not measured on the CPU path (the Triton interpreter's times are not GPU times): "

@@ -65,6 +65,10 @@ def test_an_edit_that_computes_the_same_gives_equal_results_bit_for_bit(extracti
     assert record["outputs"] == [{"graph": "g0_inference", "index": 0, "dtype": "float32", "shape": [1000, 1000],
                                   "verdict": "bit for bit", "max_abs_diff": 0.0, "detail": ""}]
     assert "| g0_inference | triton_poi_fused_pow_0 | g0_inference/square_square_kernel.py | yes |" in (x / "runs/1/run.md").read_text()
+    # the CPU path launches through the interpreter: the direct launch path (harvest.capture.launcher) says why not
+    why = "the Triton interpreter runs them on the CPU path, where nothing is compiled"
+    assert f"Launch path: through Triton's JIT at every launch ({why})." in (x / "runs/1/run.md").read_text()
+    assert record["launch"] == {"paths": {KERNEL: f"jit: {why}"}, "cuda_graphs": []}
     assert record["timing"] == {"measured": False, "why": "not measured on the CPU path (the Triton interpreter's times "
                                                           "are not GPU times): correctness only"}
 

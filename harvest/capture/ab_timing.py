@@ -7,8 +7,10 @@ the clock starts). A and B alternate, the order flipping every repetition, so dr
 allocator) falls on both alike; warm-up rounds come first and are not counted.
 
   * The step: CUDA events around all the graphs' calls, the host synchronized before the start, so the time
-    includes what the host adds (launch overhead: an edited module launches through Triton's JIT, Inductor through
-    its own launcher) as a real step does.
+    includes what the host adds (launch overhead: an edited module's compiled kernel launched directly, or through
+    Triton's JIT where harvest.capture.launcher cannot; Inductor's through its own launcher) as a real step does.
+    Where the target ran its graphs as CUDA graphs (mode="reduce-overhead"), each side's step is captured in one
+    CUDA graph and the replays are timed, as that target's steps run; the replays' outputs are compared too.
   * Each replaced kernel: its own device time in its graph (the profiler's CUPTI records: no event or launch gap
     inside), A and B in alternating profiler sessions, summed over its launches in one call of its graph.
 
@@ -53,6 +55,60 @@ def step_time(graphs: list[tuple[int, Any, list]]) -> float:
     return start.elapsed_time(end)
 
 
+def captured_step(graphs: list[tuple[int, Any, list]], swaps: Any, edited: bool) -> tuple[Any, list]:
+    """The step captured in one CUDA graph (every graph called once, on inputs of its own that stay), with the
+    edited kernels (`edited`) or Inductor's; and what the calls returned, which each replay writes again."""
+    import torch
+
+    swaps.enabled = edited
+    static = [(call, fresh_inputs(inputs)) for _, call, inputs in graphs]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # once outside the capture: whatever is compiled or allocated first, is
+        for call, inputs in static:
+            call(list(inputs))  # (Inductor's call(args) empties the list it is given, not the tensors)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outputs = [call(list(inputs)) for call, inputs in static]
+    swaps.enabled = True
+    return graph, outputs
+
+
+def replay_time(graph: Any) -> float:
+    """One replay of a captured step, timed with CUDA events, in ms."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def compare_replays(before: list, after: list) -> dict[str, int]:
+    """Every tensor the step returned, Inductor's replay against the edited one's: how many are equal bit for bit,
+    within torch.testing's default tolerance for their dtype, or differ."""
+    import torch
+
+    counts = {"bit for bit": 0, "within tolerance": 0, "differs": 0}
+    flat = [(a, b) for x, y in zip(before, after)
+            for a, b in zip(x if isinstance(x, (list, tuple)) else [x], y if isinstance(y, (list, tuple)) else [y])
+            if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)]
+    for a, b in flat:
+        if a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b):
+            counts["bit for bit"] += 1
+            continue
+        try:
+            torch.testing.assert_close(b, a, equal_nan=True)
+            counts["within tolerance"] += 1
+        except AssertionError:
+            counts["differs"] += 1
+    return counts
+
+
 def kernel_times(call: Any, inputs: list, names: list[str], reps: int) -> dict[str, list[float]]:
     """Per kernel name: its device time per call of the graph (the sum over its launches in that call), in ms."""
     import torch
@@ -81,18 +137,30 @@ def _summary(values: list[float]) -> dict | None:
 
 
 def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict[tuple[int, str], str],
-             budget_s: float = 6.0, host_times: dict | None = None) -> dict:
+             budget_s: float = 6.0, host_times: dict | None = None, cuda_graphs: bool = False) -> dict:
     """The step and each swapped kernel, with Inductor's kernels (swaps off) and the edited ones (swaps on).
     graphs: (graph index, its call, its first call's inputs) in first-call order; kernel_names: (graph, Inductor's
     kernel) -> the edited module's kernel name (what the profiler calls it); host_times: what the recorder fills
-    with each swapped launch's host seconds ((graph, kernel, swapped) -> [s]), read for the step's repetitions."""
+    with each swapped launch's host seconds ((graph, kernel, swapped) -> [s]), read for the step's repetitions;
+    cuda_graphs: the target ran its graphs as CUDA graphs, so the step is each side's step captured in one CUDA
+    graph and replayed (no host time a launch), and the two replays' outputs are compared."""
     began = time.monotonic()
     steps: dict[str, list[float]] = {"inductor": [], "edited": []}
+    replays: dict[str, Any] = {}
+    captured = ""
+    if cuda_graphs:  # the target ran its graphs as CUDA graphs: so does the step, each side captured once
+        try:
+            replays = {mode: captured_step(graphs, swaps, mode == "edited") for mode in ("inductor", "edited")}
+        except Exception as exc:  # a graph that cannot be captured: the step is timed as launches, and says why
+            message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
+            captured = f"not captured ({type(exc).__name__}: {message}): the step timed as launches"
+            replays = {}
+            swaps.enabled = True
 
     def both(record: bool, flip: bool) -> None:
         for mode in (("edited", "inductor") if flip else ("inductor", "edited")):
             swaps.enabled = mode == "edited"
-            took = step_time(graphs)
+            took = replay_time(replays[mode][0]) if replays else step_time(graphs)
             if record:
                 steps[mode].append(took)
 
@@ -133,9 +201,14 @@ def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict
                                         for mode, found in (("inductor", launches.get((graph, inductor, False))),
                                                             ("edited", launches.get((graph, inductor, True))))}})
     swaps.enabled = True
-    return {"step": {"inductor": _summary(steps["inductor"]), "edited": _summary(steps["edited"]),
-                     "graphs": [index for index, _, _ in graphs], "repetitions": reps},
-            "kernels": kernels, "seconds": round(time.monotonic() - began, 1)}
+    step = {"inductor": _summary(steps["inductor"]), "edited": _summary(steps["edited"]),
+            "graphs": [index for index, _, _ in graphs], "repetitions": reps,
+            "as": "cuda graph replays" if replays else "launches"}
+    if replays:
+        step["replay_outputs"] = compare_replays(replays["inductor"][1], replays["edited"][1])
+    elif captured:
+        step["captured"] = captured
+    return {"step": step, "kernels": kernels, "seconds": round(time.monotonic() - began, 1)}
 
 
 def write_timing(path: Path, recorder: Any) -> None:
@@ -151,7 +224,7 @@ def write_timing(path: Path, recorder: Any) -> None:
             recorder.timing = True  # the launch hook's fast path: no recording while timing
             recorder.host_times = {}
             data = time_a_b(recorder.graph_calls, recorder.swaps, recorder.swaps.kernel_names(),
-                            host_times=recorder.host_times)
+                            host_times=recorder.host_times, cuda_graphs=bool(recorder.cuda_graphs))
     except Exception as exc:  # timing is the last thing the run does: say why it failed, keep the comparison
         message = next((line for line in str(exc).strip().splitlines() if line.strip()), "")
         data = {"error": f"{type(exc).__name__}: {message}"}

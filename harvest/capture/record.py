@@ -47,6 +47,7 @@ class LaunchRecorder:
         self.timing = False  # while ab_timing runs: launches are neither recorded nor counted
         self.params_of: dict[tuple[int, str], list[str]] = {}
         self.host_times: dict | None = None  # ab_timing's: (graph, kernel, swapped) -> host seconds per launch
+        self.cuda_graphs: set[int] = set()  # graphs the target's run captured into CUDA graphs (reduce-overhead)
 
     # -- which graph launched a kernel --------------------------------------------------------------------------
 
@@ -59,6 +60,7 @@ class LaunchRecorder:
 
         def call(*args, **kwargs):
             recorder.keep_first_inputs(graph_index, call, args)
+            recorder.note_cuda_graph(graph_index)
             recorder.graph_stack.append(graph_index)
             try:
                 result = original(*args, **kwargs)
@@ -69,6 +71,17 @@ class LaunchRecorder:
 
         call._harvest_graph = graph_index  # type: ignore[attr-defined]
         module.call = call
+
+    def note_cuda_graph(self, graph: int) -> None:
+        """Whether this call of the graph is being captured into a CUDA graph (mode="reduce-overhead": Inductor's
+        CUDA graph trees record the call once, then replay it without Python): said once per graph."""
+        if graph in self.cuda_graphs or self.timing:
+            return
+        import torch
+
+        if torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing():
+            self.cuda_graphs.add(graph)
+            self.log.write({"event": "cuda_graph", "graph": graph})
 
     def keep_first_inputs(self, graph: int, call: Any, args: tuple) -> None:
         """A copy of the inputs of a graph's first call (Inductor's call(args) empties the list it is given)."""

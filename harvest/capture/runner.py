@@ -53,7 +53,7 @@ class RunOutcome:
     seconds: float
     recorded: dict[int, dict[str, RecordedLaunch]] = field(default_factory=dict)  # graph index -> kernel -> launch
     output: TargetOutput = field(default_factory=TargetOutput)
-    swap_events: tuple[dict, ...] = ()  # `harvest run --with`: swapped / swap_refused / swap_failed, as they came
+    swap_events: tuple[dict, ...] = ()  # `harvest run --with`: swapped / swap_refused / swap_failed / cuda_graph, as they came
     launch_order: dict[int, tuple[str, ...]] = field(default_factory=dict)  # graph -> its kernels, first launches in order
     rank_runs: tuple[RankRun, ...] = ()  # a torchrun job: how each rank ended and what it captured
     rank: str = ""  # a torchrun job: the ranks the status is about ("rank 1"), "torchrun" when no rank started
@@ -236,7 +236,7 @@ def run_target(
                 order.setdefault(event["graph"], []).append(event["kernel"])
         return RunOutcome(
             capture=capture, status=status, exit_code=code, error=error, seconds=seconds, recorded=launches_from_events(events),
-            output=log.summary(), swap_events=tuple(e for e in events if e["event"].startswith("swap")),
+            output=log.summary(), swap_events=tuple(e for e in events if e["event"].startswith("swap") or e["event"] == "cuda_graph"),
             launch_order={g: tuple(k) for g, k in order.items()},
         )
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from harvest.capture.launcher import DirectLaunch, direct_launch_unavailable
 from harvest.imports import import_file
 
 
@@ -29,8 +31,9 @@ class KernelSwaps:
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         self.swaps = {(int(s["graph"]), str(s["kernel"])): s for s in spec}
         self.modules: dict[str, Any] = {}
-        self.told: set[tuple[int, str]] = set()
-        self.checked: set[tuple[int, str]] = set()  # swaps whose kernel source was found to be the one extracted
+        # (graph, kernel) -> (Inductor's launch parameters, the module's launch(), where its parameters are in them)
+        self.bound: dict[tuple[int, str], tuple[list[str], Callable[..., Any], list[tuple[str, int]]]] = {}
+        self.unavailable: dict[str, str] = {}  # module path -> why its kernel is launched through Triton's JIT
         self.enabled = True  # off: Inductor's own kernels run (the timing's A side, harvest.capture.ab_timing)
 
     def kernel_names(self) -> dict[tuple[int, str], str]:
@@ -43,24 +46,34 @@ class KernelSwaps:
         if swap is None:
             return None
         key = (graph, name)
-        if key not in self.checked and source_sha(self.log.kernel_source(graph, name)) != swap["source_sha"]:
+        bound = self.bound.get(key)
+        if bound is None or bound[0] != params:
+            bound = self.bound[key] = (params, *self._bind(graph, name, swap, params))
+        _, launch, positions = bound
+        mapped = {mine: args[index] for mine, index in positions}
+        return lambda: launch(**mapped)
+
+    def _bind(self, graph: int, name: str, swap: dict, params: list[str]) -> tuple[Callable[..., Any], list[tuple[str, int]]]:
+        """Once per swapped kernel (and launch parameter list): the source check, the module imported, and where
+        each of the module's launch() parameters is among Inductor's launch arguments."""
+        if source_sha(self.log.kernel_source(graph, name)) != swap["source_sha"]:
             self.log.write({"event": "swap_refused", "graph": graph, "kernel": name, "module": swap["module"],
                             "reason": "Inductor now writes another kernel there (its source differs from the one extracted)"})
             raise SwapRefused(f"{swap['module']}: Inductor's {name} is no longer the kernel it was extracted from")
-        self.checked.add(key)  # (once per graph and kernel: a training loop launches it thousands of times)
         module = self._module(swap)
-        values = dict(zip(params, args))
-        mapped = {}
+        positions = []
         for inductor, mine in swap["params"]:
             if mine is None:
                 continue
-            if inductor not in values:
+            if inductor not in params:
                 self.log.write({"event": "swap_refused", "graph": graph, "kernel": name, "module": swap["module"],
                                 "reason": f"Inductor's launch has no argument {inductor} for the module's {mine}"})
                 raise SwapRefused(f"{swap['module']}: no argument {inductor} in Inductor's launch")
-            mapped[mine] = values[inductor]
+            positions.append((mine, params.index(inductor)))
+        told = False
 
-        def run() -> None:
+        def launch(**mapped: Any) -> None:
+            nonlocal told
             try:
                 module.launch(**mapped)
             except Exception as exc:  # the edit does not compile or does not run: Triton's own error, one line
@@ -68,11 +81,18 @@ class KernelSwaps:
                 self.log.write({"event": "swap_failed", "graph": graph, "kernel": name, "module": swap["module"],
                                 "error": f"{type(exc).__name__}: {message}"})
                 raise SwapRefused(f"{swap['module']}: {type(exc).__name__}: {message}") from exc
-            if key not in self.told:
-                self.told.add(key)
-                self.log.write({"event": "swapped", "graph": graph, "kernel": name, "module": swap["module"]})
+            if not told:
+                told = True
+                self.log.write({"event": "swapped", "graph": graph, "kernel": name, "module": swap["module"],
+                                "launch": self.launch_path(swap)})
 
-        return run
+        return launch, positions
+
+    def launch_path(self, swap: dict) -> str:
+        """How the module's kernel is launched: "direct" (its compiled kernel, as Inductor's launcher does) or
+        "jit: <why>" (through Triton's JIT at every launch)."""
+        why = self.unavailable.get(swap["module"], "")
+        return f"jit: {why}" if why else "direct"
 
     def owns(self, path: str) -> bool:
         """Whether a kernel defined in `path` is one of the swapped modules' (not a user's kernel)."""
@@ -88,7 +108,20 @@ class KernelSwaps:
                 self.log.write({"event": "swap_failed", "module": path, "error": f"{type(exc).__name__}: {message}"})
                 raise SwapRefused(f"{path}: {type(exc).__name__}: {message}") from exc
             self.modules[path] = module
+            self.unavailable[path] = _launch_directly(module, str(swap.get("module_kernel") or ""))
         return self.modules[path]
+
+
+def _launch_directly(module: Any, kernel: str) -> str:
+    """Put a DirectLaunch in place of the module's kernel, which its launch() launches: "" when done, else why not."""
+    why = direct_launch_unavailable()
+    if why:
+        return why
+    fn = getattr(module, kernel, None)
+    if not (hasattr(fn, "run") and hasattr(fn, "params") and hasattr(fn, "fn")):
+        return f"{kernel} is not a @triton.jit function of the module (an autotuner or another wrapper launches it)"
+    setattr(module, kernel, DirectLaunch(fn))
+    return ""
 
 
 def kernel_text(wrapper: str, kernel: str) -> str:

@@ -51,6 +51,8 @@ class RunResult:
     seconds: tuple[float, float] = (0.0, 0.0)
     target_failed: str = ""  # the target's own failure with the edited kernels (its check of its results, say)
     timing: dict = field(default_factory=dict)  # harvest.capture.ab_timing's figures (GPU), or {"error": why not}
+    launch_paths: dict[str, str] = field(default_factory=dict)  # module -> "direct" | "jit: why" (capture.launcher)
+    cuda_graphs: tuple[str, ...] = ()  # graphs the run with the edits captured into CUDA graphs (reduce-overhead)
 
     @property
     def equal(self) -> bool:
@@ -105,11 +107,37 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
                                        (checksums(runs["inductor"]), checksums(runs["edited"]))) if first or failed else ""
         times = _read_timing(work / "timing.json", device, timing, failed)
     number, directory = _next_run(extraction)
+    events = runs["edited"].swap_events
+    paths = {e["module"]: e.get("launch", "") for e in events if e["event"] == "swapped"}
+    graphed = tuple(dict.fromkeys(names_of.get(e["graph"], str(e["graph"])) for e in events if e["event"] == "cuda_graph"))
     result = RunResult(number, directory, swaps, checks, first, culprit, device,
-                       (runs["inductor"].seconds, runs["edited"].seconds), failed, times)
+                       (runs["inductor"].seconds, runs["edited"].seconds), failed, times,
+                       {swap.module: _module_path(paths, swap, extraction) for swap in swaps}, graphed)
     _write(result, target, extraction, args, rtol, atol)
     _list_in_report(result, extraction)
     return result
+
+
+def _module_path(paths: dict[str, str], swap: Swap, extraction: Path) -> str:
+    """How the run launched a swapped module's kernel, as the child said (its events name the module's absolute
+    path)."""
+    return paths.get(str((extraction / swap.module).resolve()), "")
+
+
+def launch_line(result: RunResult) -> str:
+    """One line: how the edited kernels were launched, and whether inside CUDA graphs."""
+    why = sorted({p.removeprefix("jit: ") for p in result.launch_paths.values() if p.startswith("jit: ")})
+    if why:
+        line = f"Launch path: through Triton's JIT at every launch ({'; '.join(why)})."
+    elif result.launch_paths and all(p == "direct" for p in result.launch_paths.values()):
+        line = ("Launch path: each edited kernel compiled once per specialization and its launcher called directly, "
+                "as Inductor's launcher does (harvest.capture.launcher).")
+    else:
+        line = ""
+    if result.cuda_graphs:
+        line += (f" The run captured {', '.join(result.cuda_graphs)} into CUDA graphs (mode=\"reduce-overhead\"): "
+                 "the edited kernels ran inside them.")
+    return line.strip()
 
 
 def _read_timing(path: Path, device: str, asked: bool, failed: str) -> dict:
@@ -268,6 +296,7 @@ def _write(result: RunResult, target: Path, extraction: Path, args: Sequence[str
         "first_difference": asdict(result.first_difference) if result.first_difference else None,
         "first_changed_kernel": result.culprit or None,
         "outputs": [asdict(c) for c in result.checks],
+        "launch": {"paths": dict(sorted(result.launch_paths.items())), "cuda_graphs": list(result.cuda_graphs)},
         "timing": timing_json(result),
     }
     write_file(result.directory / "run.json", json.dumps(data, indent=1) + "\n")
@@ -298,6 +327,8 @@ def run_markdown(result: RunResult, target: Path) -> str:
     lines += ["| graph | Inductor's kernel | module | edited |", "|---|---|---|---|"]
     lines += [f"| {s.graph} | {s.kernel} | {s.module} | {'yes' if s.edited else 'no (-k)'} |" for s in result.swaps]
     lines.append("")
+    if launch_line(result):
+        lines += [launch_line(result), ""]
     counts = {v: sum(1 for c in result.checks if c.verdict == v) for v in ("bit for bit", "within tolerance", "differs")}
     verdict = "**equal**" if result.equal else "**differ**"
     lines.append(f"Results {verdict}: {len(result.checks)} graph outputs compared, " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".")
@@ -365,13 +396,48 @@ def timing_markdown(result: RunResult) -> list[str]:
         lines.append(f"| {k['graph']}/{k['kernel']} ({k['module'] or k['module_kernel']}), in its graph | "
                      f"{_ms(k.get('inductor'))} | {_ms(k.get('edited'))} | {_ratio(k.get('inductor'), k.get('edited'))} | "
                      f"{share} | {launch} |")
-    lines.append(f"| **the whole compiled step** | {_ms(before)} | {_ms(step.get('edited'))} | "
-                 f"{_ratio(before, step.get('edited'))} | 100 % | |")
-    lines += ["", "A kernel's time is its device time alone (the profiler's), summed over its launches in one call of "
-              "its graph. The step's time includes the host's work: the last column is the median host time of one "
-              "launch, Inductor's launcher before, the module's launch() through Triton's JIT after (where a step is "
-              "bound by launches, that shows in the step and not in the kernel)."]
+    replayed = step.get("as") == "cuda graph replays"
+    lines.append(f"| **the whole compiled step**{' (CUDA graph replays)' if replayed else ''} | {_ms(before)} | "
+                 f"{_ms(step.get('edited'))} | {_ratio(before, step.get('edited'))} | 100 % | |")
+    lines.append("")
+    decided = host_decides(timing)
+    if decided:
+        lines += [decided, ""]
+    if replayed:
+        counts = step.get("replay_outputs") or {}
+        lines.append("The step is each side's graphs captured in one CUDA graph and replayed, as the target's own "
+                     "steps run (no host time a launch); the replays' outputs: "
+                     + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".")
+    elif step.get("captured"):
+        lines.append(f"The target ran CUDA graphs, but the step was {step['captured']}.")
+    lines.append("A kernel's time is its device time alone (the profiler's), summed over its launches in one call of "
+                 "its graph. The step's time includes the host's work: the last column is the median host time of one "
+                 "launch, Inductor's launcher before, the edited module's launch() after (where a step is bound by "
+                 "launches, that shows in the step and not in the kernel).")
     return lines
+
+
+def host_decides(timing: dict) -> str:
+    """A line when the host, not the kernels, made the step slower: the swapped kernels' device time went down (or
+    stayed) while the step's went up by more than its spread; "" otherwise."""
+    step = timing["step"]
+    before, after = step.get("inductor"), step.get("edited")
+    kernels = [k for k in timing["kernels"] if k.get("inductor") and k.get("edited")]
+    if not before or not after or not kernels:
+        return ""
+    device = sum(k["edited"]["median_ms"] - k["inductor"]["median_ms"] for k in kernels)
+    slower = after["median_ms"] - before["median_ms"]
+    spread = max(before["p80_ms"] - before["p20_ms"], after["p80_ms"] - after["p20_ms"])
+    if device > 0 or slower <= spread:
+        return ""
+    hosts = [k.get("host_us") or {} for k in kernels]
+    launches = [(h["inductor"], h["edited"]) for h in hosts if h.get("inductor") is not None and h.get("edited") is not None]
+    cost = ""
+    if launches:
+        cost = (f"; a launch of the edited kernels took {sum(e for _, e in launches) / len(launches):.1f} µs of host time "
+                f"against {sum(i for i, _ in launches) / len(launches):.1f} µs for Inductor's")
+    return (f"**The host, not the kernels, decided this step**: the edited kernels took {abs(device):.4f} ms less device "
+            f"time, yet the step took {slower:.4f} ms more{cost}.")
 
 
 def raise_if_differ(result: RunResult) -> None:
