@@ -2,7 +2,8 @@
 # Create (once) and update the virtual environment harvest runs in; prints its path.
 #
 #   bash scripts/ensure_venv.sh         what `harvest` needs: torch, triton, libcst, jinja2, ninja, rich, numpy
-#   bash scripts/ensure_venv.sh test    that, plus the test extras (pytest, xdist, hypothesis, transformers, matplotlib, playwright)
+#   bash scripts/ensure_venv.sh test    that, plus the test extras (pytest, xdist, hypothesis, transformers, matplotlib,
+#                                       playwright, timm, diffusers) and the torchvision built for the torch installed
 #
 # The venv lives outside the clone ($HARVEST_VENV, default ~/.cache/harvest-venv), so later runs and CI reuse it.
 # torch is $HARVEST_TORCH (default torch==2.13.0, the version the test suite is verified with). On a machine without
@@ -10,6 +11,12 @@
 # CUDA build and its ~20 nvidia wheels); when that index cannot be reached, the CPU build by its label
 # (torch==2.13.0+cpu) from pip's own indexes and wheel folders, and failing that whatever they serve for that version
 # (which is the CUDA build on most machines).
+# torchvision (the model zoo, examples/zoo/, tests/test_zoo.py) is built for one torch release and one build of it:
+# with the test extras it is pinned to the torch installed (torch 2.X.Y -> torchvision 0.(X+15).Y) and taken from the
+# index that torch came from: PyTorch's CPU wheel index for a CPU torch (+cpu), else pip's indexes. PyPI's torchvision is
+# a CUDA build: beside a CPU torch it does not import, and transformers and timm fail to import with it. When no
+# torchvision that imports can be had, none is installed (timm, which needs it, is installed without it and the zoo's
+# torchvision and timm models are skipped); the test extras never replace torch (a constraint pins the installed one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${HARVEST_VENV:-$HOME/.cache/harvest-venv}
@@ -58,10 +65,56 @@ if ! up_to_date || ! "$venv/bin/python" -c "import harvest" 2>/dev/null; then
       fi
     fi
   fi
-  target="$root"
-  [ "$extras" = test ] && target="$root[test]"
+  constraints="$venv/.harvest-constraints.txt"
+  pin_installed() {  # torch (and torchvision where it imports) exactly as installed: nothing the extras pull replaces them
+    "$venv/bin/python" -W ignore -c 'import torch; print(f"torch=={torch.__version__}")' > "$constraints"
+    "$venv/bin/python" -W ignore -c 'import torchvision; print(f"torchvision=={torchvision.__version__}")' >> "$constraints" 2>/dev/null || true
+  }
+  torchvision_imports() { "$venv/bin/python" -c "import torchvision" 2>/dev/null; }
+  pin_installed
+  if [ "$extras" = test ] && ! torchvision_imports; then
+    read -r vision_version torch_label < <("$venv/bin/python" -W ignore -c 'import torch
+release, _, label = torch.__version__.partition("+")
+major, minor, patch = (release.split(".") + ["0", "0"])[:3]
+print(f"0.{int(minor) + 15}.{patch}", label or "-")')
+    vision_log="$venv/.torchvision-install.log"
+    : > "$vision_log"
+    if [ "$torch_label" = cpu ]; then
+      # The CPU build by its label only: pip's extra indexes would otherwise answer with PyPI's CUDA build.
+      echo "harvest: installing torchvision==$vision_version+cpu (for torch $(sed -n 's/^torch==//p' "$constraints")) from PyTorch's CPU wheel index" >&2
+      "${pip[@]}" -c "$constraints" --index-url "$cpu_index" --timeout 20 --retries 1 "torchvision==$vision_version+cpu" >&2 2>>"$vision_log" ||
+        "${pip[@]}" -c "$constraints" "torchvision==$vision_version+cpu" >&2 2>>"$vision_log" || true
+    else
+      echo "harvest: installing torchvision==$vision_version (for torch $(sed -n 's/^torch==//p' "$constraints"))" >&2
+      "${pip[@]}" -c "$constraints" "torchvision==$vision_version" >&2 2>>"$vision_log" || true
+    fi
+    if ! torchvision_imports; then
+      "$venv/bin/python" -m pip uninstall -y -q torchvision >&2 2>/dev/null || true
+      echo "harvest: no torchvision for torch $(sed -n 's/^torch==//p' "$constraints") here ($(grep -m 1 -E '^ERROR' "$vision_log" || tail -n 1 "$vision_log")); the zoo's torchvision and timm models will be skipped" >&2
+    fi
+    pin_installed
+  fi
   echo "harvest: installing harvest${extras:+ with its $extras extras} into $venv" >&2
-  "${pip[@]}" -e "$target" >&2
+  if [ "$extras" = test ] && ! torchvision_imports; then
+    # timm requires torchvision: installed with its dependencies it would bring PyPI's (see above). The test extras
+    # one by one, timm without its dependencies (its others come with transformers and diffusers).
+    "${pip[@]}" -c "$constraints" -e "$root" >&2
+    mapfile -t test_requirements < <("$venv/bin/python" -c 'import importlib.metadata as m, re
+for r in m.metadata("harvest").get_all("Requires-Dist") or []:
+    name, _, marker = r.partition(";")
+    if re.search(r"extra\s*==\s*.test.", marker):
+        print(name.strip())')
+    others=()
+    for requirement in "${test_requirements[@]}"; do
+      [[ "$requirement" =~ ^timm([^A-Za-z0-9_.-]|$) ]] || others+=("$requirement")
+    done
+    "${pip[@]}" -c "$constraints" "${others[@]}" >&2
+    "${pip[@]}" --no-deps "$(printf '%s\n' "${test_requirements[@]}" | grep -E '^timm([^A-Za-z0-9_.-]|$)' || echo timm)" >&2
+  else
+    target="$root"
+    [ "$extras" = test ] && target="$root[test]"
+    "${pip[@]}" -c "$constraints" -e "$target" >&2
+  fi
   if [ "$extras" = test ] || [ "$have" = "$key test" ]; then echo "$key test" > "$stamp"; else echo "$key" > "$stamp"; fi
 fi
 echo "$venv"

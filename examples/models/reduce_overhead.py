@@ -31,7 +31,7 @@ def main():
     model = Block(dim, hidden).to(device).eval()
     compiled = torch.compile(model, mode="reduce-overhead")
     with torch.no_grad():
-        for step in range(5):  # warm-up, capture, then replays of the CUDA graph
+        for _ in range(5):  # warm-up, capture, then replays of the CUDA graph
             x = torch.randn(batch, dim, device=device)
             out = compiled(x).clone()  # (a replay overwrites the graph's output buffer)
             torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-4)
