@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# harvest's verification on a GPU machine (through the device tool, `carry: [".whl"]`: libcst as a cp312 wheel),
+# one section a call, each under 10 minutes; what comes back is under $OUT (at most 8 files: logs and tarballs).
+#
+#   OUT=$OUT bash scripts/gpu/verify.sh launch   `harvest run --with` (issue 46): every kernel swapped unedited
+#                                                (-k '*') on small_model, square_square and a transformer training
+#                                                step; small_model's two softmaxes at num_warps 8; a reduce-overhead
+#                                                target (CUDA graphs) with one edited kernel; their run.md tables.
+#                                                Beside it: tests/targets/zoo_misses.py captured on the GPU (its raw/,
+#                                                the launch data left out: a test fixture).
+#   OUT=$OUT bash scripts/gpu/verify.sh zoo      the model zoo on the GPU (issue 45): examples/zoo/ (what this
+#                                                machine's packages build; ZOO="a.py b.py" to choose) through
+#                                                scripts/model_matrix.py --device cuda, every module --check'ed.
+#
+# Timings from one call compare with each other only (the card may differ between calls): docs/benchmarks.md.
+set -u
+section=${1:?launch or zoo}
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
+OUT=${OUT:-/tmp/out}
+X=/tmp/x
+L=/tmp/logs
+mkdir -p "$OUT" "$X" "$L"
+exec > >(tee "$OUT/run.log") 2>&1  # what a call prints comes back even when it reaches its limit
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
+git log --oneline -1
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+pack() { (cd /tmp && tar czf "$OUT/logs.tgz" logs 2>/dev/null); }
+
+extract() {  # extract TARGET NAME: on the GPU, quiet, its log under $L
+  TORCHINDUCTOR_COMPILE_THREADS=4 timeout "${EXTRACT_S:-240}" python3 -m harvest extract "$1" -o "$X/$2" --device cuda -q --force \
+    > "$L/extract_$2.log" 2>&1
+  echo "extract $2 rc=$? ($(elapsed) s)"
+}
+
+check_all() {  # check_all DIR: every module of an extraction --check'ed on the GPU, 8 at a time; one line each
+  python3 - "$1" <<'PY'
+import concurrent.futures, json, subprocess, sys
+from pathlib import Path
+out = Path(sys.argv[1]); manifest = json.loads((out / "manifest.json").read_text())
+modules = [k["module"] for g in manifest["graphs"] for k in g["kernels"] if k["module"]]
+def check(module):
+    done = subprocess.run([sys.executable, module, "--check"], cwd=out, capture_output=True, text=True, timeout=300)
+    return module, done.returncode, (done.stdout + done.stderr).strip().splitlines()
+with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    results = list(pool.map(check, modules))
+for module, rc, lines in results:
+    print(("PASS " if rc == 0 else "FAIL ") + module)
+    if rc:
+        print("   " + "\n   ".join(lines[-8:]))
+print(f"{sum(rc == 0 for _, rc, _ in results)} of {len(results)} modules pass --check; references: {manifest['references']}")
+PY
+}
+
+run_with() {  # run_with NAME TARGET ARGS...: harvest run, then its run.md's launch line and timing table
+  local name=$1 target=$2
+  shift 2
+  timeout "${RUN_S:-200}" python3 -m harvest run "$target" --with "$X/$name" "$@" > "$L/run_$name.log" 2>&1
+  local rc=$?
+  local md
+  md=$(ls -t "$X/$name"/runs/*/run.md 2>/dev/null | head -1)
+  echo "== harvest run $target --with $X/$name $* : exit $rc ($(elapsed) s)"
+  tail -n 2 "$L/run_$name.log"
+  [ -n "$md" ] && sed -n '/^Results /p;/^Launch path/p;/^| what/,/^$/p;/host, not the kernels/p;/CUDA graph and replayed/p;/The target ran CUDA graphs/p' "$md"
+  [ -n "$md" ] && cp "$md" "$L/run_$name.md" && cp "$(dirname "$md")/run.json" "$L/run_$name.json"
+}
+
+if [ "$section" = launch ]; then
+  extract examples/small_model.py small_model &
+  extract examples/square_square.py square_square &
+  extract examples/models/transformer_encoder.py transformer_encoder &
+  extract examples/models/reduce_overhead.py reduce_overhead &
+  extract tests/targets/zoo_misses.py zoo_misses &
+  wait
+  run_with small_model examples/small_model.py -k '*'
+  for m in "$X"/small_model/g0_forward/softmax_kernel.py "$X"/small_model/g1_backward/softmax_bwd_kernel.py; do
+    sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
+  done
+  run_with small_model examples/small_model.py --rtol 1e-4 --atol 1e-4
+  run_with square_square examples/square_square.py -k '*'
+  # reduce-overhead: the softmax kernel (the last of the forward graph) at another num_warps
+  edited=$(ls "$X"/reduce_overhead/g0_inference/*softmax*.py 2>/dev/null | head -1)
+  [ -n "$edited" ] && sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$edited" && echo "edited ${edited#$X/}: num_warps 8"
+  run_with reduce_overhead examples/models/reduce_overhead.py --rtol 1e-4 --atol 1e-4
+  run_with transformer_encoder examples/models/transformer_encoder.py -k '*'
+  pack
+  # the GPU capture of zoo_misses, its launch data left out: a fixture for tests/test_reference_zoo.py
+  [ -d "$X/zoo_misses/raw" ] && (cd "$X/zoo_misses" && tar czf "$OUT/zoo_misses_raw.tgz" --exclude records raw manifest.json)
+  [ -d "$X/zoo_misses/raw" ] && check_all "$X/zoo_misses" > "$L/zoo_misses_check.log" 2>&1
+  grep -v "^PASS" "$L/zoo_misses_check.log" | tail -n 40
+  pack
+elif [ "$section" = zoo ]; then
+  zoo=${ZOO:-$(ls examples/zoo/*.py | grep -v diffusers)}  # diffusers is not on this machine
+  set -- $zoo
+  half=$(( ($# + 1) / 2 ))
+  first=$(echo "$zoo" | tr ' ' '\n' | head -n "$half")
+  second=$(echo "$zoo" | tr ' ' '\n' | tail -n +"$((half + 1))")
+  python3 scripts/model_matrix.py --device cuda --no-plain --out /tmp/zoo_a --jobs 6 --timeout 120 --extract-timeout 300 $first > "$L/zoo_a.log" 2>&1 &
+  python3 scripts/model_matrix.py --device cuda --no-plain --out /tmp/zoo_b --jobs 6 --timeout 120 --extract-timeout 300 $second > "$L/zoo_b.log" 2>&1 &
+  wait
+  for half in zoo_a zoo_b; do cat /tmp/$half/matrix.md; cp /tmp/$half/matrix.json "$OUT/$half.json"; done
+  (cd /tmp && tar czf "$OUT/zoo_logs.tgz" zoo_a/logs zoo_b/logs 2>/dev/null)
+  pack
+fi
+echo "done ($(elapsed) s)"
