@@ -34,6 +34,7 @@ from harvest.text_output import plural
 class FragmentBinding:
     inputs: dict[str, str] = field(default_factory=dict)  # fragment name -> kernel param
     input_meta: dict[str, TensorMeta | None] = field(default_factory=dict)  # fragment name -> its placeholder meta
+    input_buffers: dict[str, str] = field(default_factory=dict)  # fragment name -> the buffer holding its value (recorded)
     scalar_inputs: set[str] = field(default_factory=set)  # params passed by value (`arg3_1.item()`)
     outputs: dict[str, str] = field(default_factory=dict)  # param -> fragment name
     unchecked: dict[str, str] = field(default_factory=dict)
@@ -102,7 +103,7 @@ def _split_of(fragment: Fragment, name: str, dims: tuple[int, ...], stage: int) 
     as many times the mean as it averages values (stage 1 compares the sum; stage 2 divides by the count): a count
     of symbolic size is an expression of the size symbols. None when that count is not known."""
     family = fragment.ops[name].family
-    terms = _reduction_terms(fragment, name)  # (None, for a symbolic size: the reference counts at run time)
+    terms = reduction_terms(fragment, name)  # (None, for a symbolic size: the reference counts at run time)
     if family != "mean":
         return SplitReduction(family, dims, terms if stage == 1 else None)
     count = terms if terms is not None else _symbolic_count(fragment, name)
@@ -161,7 +162,7 @@ def _partial_dtype(partial: str, whole: str) -> bool:
     return partial == whole or (partial == "float32" and whole in ("bfloat16", "float16"))
 
 
-def _reduction_terms(fragment: Fragment, name: str) -> int | None:
+def reduction_terms(fragment: Fragment, name: str) -> int | None:
     """How many values the reduction node `name` combines into each of its outputs (None when unknown)."""
     op = fragment.ops[name]
     source = op.args[0] if op.args else None
@@ -394,7 +395,7 @@ def mix_order_rows(kernel: Kernel, access: Access, fragment: Fragment, param: st
         blocks[int(found.group(1))] = chosen
     if sorted(blocks) != list(range(len(blocks))) or len(set(blocks.values())) != len(blocks) or not blocks:
         return None
-    terms = _reduction_terms(fragment, blocks[0])
+    terms = reduction_terms(fragment, blocks[0])
     if len(blocks) == 1:
         return blocks[0], SplitReduction("sum", (0,), terms, rows=rows)
     stacked = f"{param}_blocks"

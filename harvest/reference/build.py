@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from harvest.model import FxDevice, FxExpr, FxRef, Graph, Kernel, Launch
+from harvest.model import FxDevice, FxExpr, FxRef, Graph, Kernel, Launch, LaunchArg, TensorMeta
 from harvest.reference.access import Access, scan_kernel
 from harvest.reference.binding import (
     SPLIT_TARGETS,
@@ -68,6 +68,31 @@ def _shape_text(shape: tuple[int | str, ...], final: Mapping[str, str]) -> str:
 
 
 _SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
+
+
+def _holder_layout(arg: LaunchArg, holder: str | None, meta: TensorMeta | None, graph: Graph
+                   ) -> tuple[tuple, tuple, int] | None:
+    """(shape, stride, offset from its start to the argument's) of the buffer that holds an input's value, when the
+    launch passes a view of it in another layout (`buf98 = reinterpret_tensor(buf97, ...)`, or a reinterpret_tensor
+    in the launch): None when the argument is that buffer as it is, or the chain of views is not known."""
+    if holder is None or meta is None or (arg.buffer == holder and arg.view is None):
+        return None
+    held = graph.buffers.get(holder)
+    if held is None or tuple(map(str, held.meta.shape)) != tuple(map(str, meta.shape)):
+        return None
+    offset, at = (arg.view.offset if arg.view else 0), arg.buffer
+    while at != holder:
+        buffer = graph.buffers.get(at or "")
+        if buffer is None or buffer.origin != "view" or buffer.base is None:
+            return None
+        offset, at = (offset + buffer.offset if isinstance(offset, int) and isinstance(buffer.offset, int) else None), buffer.base
+        if offset is None:
+            return None
+    passed = arg.view or getattr(graph.buffers.get(arg.buffer or ""), "meta", None)
+    if not isinstance(offset, int) or (offset == 0 and passed is not None and (passed.shape, passed.stride) ==
+                                       (held.meta.shape, held.meta.stride)):
+        return None  # (the same memory in the same layout: the argument as it is)
+    return held.meta.shape, held.meta.stride, offset
 
 
 def _scan_length(fragment: Fragment, name: str) -> int | None:
@@ -161,7 +186,15 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
         # Inductor loads fp16/bf16 values into fp32, computes in fp32 and rounds once, at the store: so does the
         # reference (rounding after every op, as eager would, makes it differ from a correct kernel).
         upcast = ".float()" if (meta and norm_dtype(meta.dtype) in ("bfloat16", "float16")) else ""
-        if meta and buffer_meta and not same_shape(meta, buffer_meta) and numel_of(meta.shape) is not None:
+        holder = _holder_layout(by_param[param], binding.input_buffers.get(name), meta, graph)
+        if holder is not None:
+            # The kernel is passed another view of the buffer that holds the value (a buffer reused in place under
+            # a new layout): the value is that buffer's memory in its own layout, from where the view starts.
+            shape, stride, offset = holder
+            start = f"{the(param)}.storage_offset() - {offset}" if offset else f"{the(param)}.storage_offset()"
+            lines.append(f"    {names[name]} = {the(param)}.as_strided({_shape_text(shape, final)}, "
+                         f"{_shape_text(stride, final)}, {start}){upcast}")
+        elif meta and buffer_meta and not same_shape(meta, buffer_meta) and numel_of(meta.shape) is not None:
             lines.append(f"    {names[name]} = {the(param)}.reshape{_shape_text(meta.shape, final)}{upcast}")
         else:
             lines.append(f"    {names[name]} = {the(param)}{upcast}")

@@ -17,6 +17,7 @@ from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, 
 from harvest.ops import UPDATES_FIRST_ARG, is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.syntax import dotted
+from harvest.reference.totals import bind_mean_totals, stored_total
 from harvest.reference.access import Access, top_op, sums_within
 from harvest.reference.binding import (
     SPLIT_REDUCTIONS,
@@ -149,6 +150,8 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if name not in binding.inputs:
             binding.inputs[name] = param
             binding.input_meta[name] = meta_of(name, buffer)
+            if buffer is not None:
+                binding.input_buffers[name] = buffer
 
     # Inputs: what each parameter the kernel reads holds before the launch.
     for param in kernel.params:
@@ -169,6 +172,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         else:
             bind_input(node, param, buffer)
     _bind_convolution_without_bias(binding, buffers, fragment)
+    bind_mean_totals(binding, access, fragment)
     # Outputs: the node whose value each stored parameter holds after the launch.
     split: dict[str, dict[str, tuple[int, ...]]] = {}
     for param in kernel.params:
@@ -188,7 +192,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if starts_from is not None:  # a scatter into the buffer: it reads the buffer's value before the launch
             bind_input(starts_from, param, buffer)
         if chosen is not None:
-            binding.outputs[param] = chosen
+            binding.outputs[param] = stored_total(chosen, param, access, fragment)
             continue
         unbiased = _convolution_without_bias(buffer, buffers, fragment, binding)
         if unbiased is not None:

@@ -1,7 +1,8 @@
 """The eager reference's misses on unseen library models (issue 45), on tiny tensors: first stages of split
 reductions (sum, any, max, var_mean of a permuted input), mutated graph inputs and in-place buffers, a cast fused
 away under autocast, max-pooling forward and backward, a convolution whose bias the next kernel adds under autocast,
-GroupNorm backward, attention backward."""
+GroupNorm backward, attention backward; a matmul's output reused in place under a transposed layout (an attention
+block's out-projection added to its residual), and a mean whose division the next kernel does (a loss)."""
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -50,6 +51,24 @@ class ResidualConv(nn.Module):
         return F.gelu(self.lin(h))
 
 
+class ProjectBack(nn.Module):
+    """An attention block's tail as diffusers writes it: the out-projection (addmm) transposed back to an image and
+    added to the residual, rescaled; then an L1 loss plus a small penalty (a mean the next kernel divides)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(32, 32)
+        self.conv = nn.Conv2d(32, 3, 1)
+
+    def forward(self, img, target):
+        b, c, h, w = img.shape
+        tokens = img.reshape(b, c, h * w).transpose(1, 2)
+        out = self.proj(tokens).transpose(1, 2).reshape(b, c, h, w)
+        out = (out + img) / 1.0
+        rec = self.conv(out)
+        return (rec - target).abs().mean() + 1e-6 * tokens.sum(-1).mean()
+
+
 def attention(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
@@ -69,6 +88,8 @@ def main():
     residual = ResidualConv().to(device).train()
     with torch.autocast(device, dtype=amp):
         torch.compile(residual)(torch.randn(2, 8, 8, 8, device=device)).float().square().mean().backward()
+    project = ProjectBack().to(device)
+    torch.compile(project)(torch.randn(2, 32, 16, 16, device=device), torch.randn(2, 3, 16, 16, device=device)).backward()
     q, k, v = (torch.randn(1, 2, 8, 16, device=device, requires_grad=True) for _ in range(3))
     torch.compile(attention)(q, k, v).sum().backward()
     print("ok")
