@@ -538,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         if options.command == "run":
             return run_with_edits(options, script_args)
         if options.command == "report":
-            from harvest.report import report_command
+            from harvest.report_html import report_command
 
             formats = ("report.html",) if options.html else ("report.md",) if options.md else ("report.md", "report.html")
             for path in report_command(Path(options.directory), formats):

@@ -1,25 +1,37 @@
 """report.md: the fusion summary, one table row per kernel and a mermaid fusion graph per graph, from manifest.json.
 
     text = render_report(manifest)          # pure: manifest dict -> markdown
-    path = report_command(Path("extracted/small_model"))   # `harvest report DIR`: re-render DIR/report.md
+    manifest = read_manifest(Path("extracted/small_model"))   # DIR/manifest.json, checked to be harvest's
 
 The report is built only from the manifest (its "fusion" fields come from harvest.fusion), so it can be re-rendered
-without running the target. Output is deterministic: no timestamps, manifest order throughout.
+without running the target (`harvest report DIR`: report_html.report_command). The lines report.html shows too come
+from report_lines.py. Output is deterministic: no timestamps, manifest order throughout.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harvest.errors import OutputError, ParseError, UsageError
-from harvest.resources import TemplateNotFound, available_templates, load_template  # noqa: F401 (re-exported)
+from harvest.errors import ParseError, UsageError
+from harvest.report_lines import (
+    display_names,
+    graph_bullets,
+    heading,
+    op_list,
+    record_text,
+    reference_text,
+    source_text,
+    target_ran,
+)
 from harvest.report_ranks import rank_markdown, rank_summary
+from harvest.resources import load_template
 from harvest.text_output import md_cell, plural
 from harvest.tune_first import rank_kernels, tune_markdown
-from harvest.writer import inside, write_file
+from harvest.writer import inside
 
 REPORT_TEMPLATE = "report.md.j2"
 _OPS_PER_LINE = 4
@@ -49,7 +61,7 @@ def _wrap_ops(ops: list[str]) -> list[str]:
 def mermaid_flowchart(graph: dict[str, Any]) -> str:
     """The fusion graph of one manifest graph: kernels (with their ops), extern calls, inputs and outputs."""
     flow = graph["fusion"]["flow"]
-    display = {k["name"]: k.get("display_name") or k["name"] for k in graph.get("kernels", [])}
+    display = display_names(graph)
     lines = ["flowchart TD"]
     for node in flow["nodes"]:
         node_id = mermaid_id(node["id"])
@@ -91,22 +103,6 @@ def _quoted_html(markup: str) -> str:
 # ---------------------------------------------------------------------------------------------- report
 
 
-def _source_text(lines: Any, with_code: bool = True) -> str:
-    if not lines or lines == "unknown":
-        return "unknown"
-    out = []
-    for line in lines:
-        loc = f"{line['file']}:{line['line']}"
-        out.append(f"`{loc}` `{line['code']}`" if with_code and line.get("code") else f"`{loc}`")
-    return "; ".join(out)
-
-
-def op_list(counts: dict[str, int]) -> str:
-    """ATen op counts as "2x mul, add", the most frequent first."""
-    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(f"{n}x {op}" if n > 1 else op for op, n in items)
-
-
 def _kernel_row(kernel: dict[str, Any], ran: bool = False) -> dict[str, str]:
     fusion = kernel.get("fusion") or {}
     counts = "/".join(str(fusion.get(key, "?")) for key in ("loads", "stores", "reductions"))
@@ -123,78 +119,15 @@ def _kernel_row(kernel: dict[str, Any], ran: bool = False) -> dict[str, str]:
         "kind": kernel.get("kind", ""),
         "ops": ops,
         "counts": counts.replace("/", " / "),
-        "lines": _source_text(fusion.get("source_lines")),
+        "lines": source_text(fusion.get("source_lines")),
         "link": link,
         "record": record_text(kernel.get("recorded"), ran),
         "reference": reference_text(kernel.get("reference")),
     }
 
 
-def reference_text(reference: dict[str, Any] | None) -> str:
-    """Which outputs the eager reference compares (and what it was built from); each other output with its reason."""
-    if not reference:
-        return "none"
-    outputs = reference.get("outputs", {})
-    compared = [name for name, what in outputs.items() if what == "compared"]
-    text = f"{len(compared)} of {plural(len(outputs), 'output')} (from the {reference.get('built_from', '?')})"
-    missing = [f"{name}: {why}" for name, why in outputs.items() if why != "compared"]
-    return text + ("; " + "; ".join(missing) if missing else "")
-
-
-def record_text(recorded: dict[str, Any] | None, ran: bool = False) -> str:
-    """What the run recorded of a kernel: its launches and whether their data is there for --check."""
-    if not recorded:  # a run that failed after compiling a graph (a backward) never launched its kernels
-        return "no launch recorded: the run failed before one finished" if ran else "no run (artifact)"
-    launches = f"{recorded['launches']} launch" + ("es" if recorded["launches"] != 1 else "")
-    if recorded.get("distinct", 1) > 1:
-        launches += f" ({recorded['distinct']} distinct)"
-    if recorded.get("data"):
-        return f"{launches}, data saved ({_size(recorded.get('data_bytes', 0))} of tensors)"
-    return f"{launches}, {recorded.get('note') or 'layouts only'}"
-
-
-def _size(count: int) -> str:
-    for unit in ("B", "KiB", "MiB"):
-        if count < 1024:
-            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
-    return f"{count:.1f} GiB"
-
-
-def graph_bullets(graph: dict[str, Any], display: dict[str, str]) -> list[str]:
-    """The fusion summary of one graph as markdown list lines (sub-items indented)."""
-    fusion = graph["fusion"]
-    ops = op_list(fusion.get("ops_before", {}))
-    lines = [f"- ATen ops before fusion: {fusion.get('ops_before_total', 0)}" + (f" ({ops})" if ops else "")]
-    kernels = f"- Triton kernels after fusion: {fusion.get('triton_kernels', 0)}"
-    if fusion.get("launches") != fusion.get("triton_kernels"):
-        kernels += f" ({plural(fusion.get('launches') or 0, 'launch', 'launches')}: Inductor reuses a kernel whose code is identical)"
-    lines.append(kernels)
-    externs = fusion.get("externs", [])
-    lines.append(f"- Extern calls: {len(externs) or 'none'}")
-    for e in externs:
-        lines.append(f"  - `{e['op']}` writes `{e.get('out')}`, from {_source_text(e.get('source_lines'))}")
-    unfused = fusion.get("unfused", [])
-    lines.append(f"- Ops that did not fuse: {len(unfused) or 'none'}")
-    grouped: dict[tuple[str, str, str, str], int] = {}
-    for u in unfused:  # identical entries (two addmm extern calls) become one line with a count
-        key = (u["op"], u["how"], display.get(u["where"], u["where"]), u["reason"])
-        grouped[key] = grouped.get(key, 0) + 1
-    for (op, how, where, reason), n in grouped.items():
-        lines.append(f"  - `{op}`{f' ×{n}' if n > 1 else ''}: {how} (`{where}`): {reason}")
-    boundaries = fusion.get("boundaries", [])
-    if boundaries:
-        lines.append("- Kernel boundaries (a buffer one kernel writes and another reads):")
-    for b in boundaries:
-        producer, consumer = display.get(b["producer"], b["producer"]), display.get(b["consumer"], b["consumer"])
-        lines.append(f"  - `{producer}` -> `{consumer}` via {', '.join(b['buffers'])}: {b['reason']}")
-    if not fusion.get("provenance"):
-        lines.append("- Source lines: unknown (the capture holds no provenance artifacts for this graph)")
-    return lines
-
-
 def _graph_context(graph: dict[str, Any], ran: bool = False) -> dict[str, Any]:
-    display = {k["name"]: k.get("display_name") or k["name"] for k in graph.get("kernels", [])}
+    display = display_names(graph)
     return {
         "name": graph["name"],
         "role": graph.get("role", "unknown"),
@@ -209,19 +142,9 @@ def _graph_context(graph: dict[str, Any], ran: bool = False) -> dict[str, Any]:
 def render_report(manifest: dict, capture: dict | None = None, bench: dict | None = None) -> str:
     """report.md text for a manifest (as written by harvest's manifest writer); with the run's raw/capture.json and
     bench/bench.json, its "What to tune first" section is ranked by their figures (tune_first.py)."""
-    versions = [f"harvest {manifest.get('harvest_version', '?')}", f"torch {manifest.get('torch', '?')}"]
-    versions.append(f"triton {manifest.get('triton', '?')}")
-    versions.append(f"mode {manifest.get('mode', '?')}")
-    versions.append(f"GPU {manifest.get('gpu') or 'none'}")
-    command = manifest.get("command") or []
-    context = {
-        "target": manifest.get("target", "?"),
-        "versions": " · ".join(versions),
-        "command": " ".join(command) if isinstance(command, list) else str(command),
-    }
-    ran = manifest.get("mode") not in (None, "artifact")
+    ran = target_ran(manifest)
     graphs = [_graph_context(g, ran) for g in manifest.get("graphs", []) if g.get("fusion")]
-    text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=context, graphs=graphs)
+    text = load_template(REPORT_TEMPLATE, {"md": md_cell}).render(m=heading(manifest), graphs=graphs)
     text = re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
     tune = tune_markdown(rank_kernels(manifest, capture, bench), top=TUNE_TOP)
     for section in (rank_markdown(rank_summary(manifest)), tune, twin_section(manifest), ptx_section(manifest), runs_section(manifest)):
@@ -230,33 +153,37 @@ def render_report(manifest: dict, capture: dict | None = None, bench: dict | Non
     return text
 
 
+def kernel_entries(manifest: dict, key: str) -> Iterator[tuple[dict, dict]]:
+    """(kernel entry, its entry under `key`) for each kernel of the manifest that holds a dict there ("twin", "ptx")."""
+    for graph in manifest.get("graphs", []):
+        for kernel in graph.get("kernels", []):
+            if isinstance(kernel.get(key), dict):
+                yield kernel, kernel[key]
+
+
+def table_section(heading: str, intro: tuple[str, ...], columns: str, alignment: str, rows: list[str]) -> str:
+    """A report section that is a heading, a paragraph and a markdown table; "" without rows."""
+    if not rows:
+        return ""
+    return "\n".join([heading, "", *intro, "", columns, alignment, *rows]) + "\n"
+
+
 def twin_section(manifest: dict) -> str:
     """The "CUDA twins" section: per kernel, its twin's files or why it has none; "" before `harvest twin` ran."""
     rows = []
-    for graph in manifest.get("graphs", []):
-        for kernel in graph.get("kernels", []):
-            twin = kernel.get("twin")
-            if not isinstance(twin, dict):
-                continue
-            name = md_cell(kernel.get("display_name") or kernel["name"])
-            if twin.get("status") == "ok":
-                files = f"[{Path(str(twin.get('cuda'))).name}]({twin.get('cuda')}), [{Path(str(twin.get('module'))).name}]({twin.get('module')})"
-                rows.append(f"| {name} | {md_cell(kernel.get('kind', '?'))} | twin ({md_cell(twin.get('shape', '?'))}) | {files} |")
-            else:
-                rows.append(f"| {name} | {md_cell(kernel.get('kind', '?'))} | {md_cell(twin.get('status', '?'))}: {md_cell(twin.get('reason', ''))} | |")
-    if not rows:
-        return ""
+    for kernel, twin in kernel_entries(manifest, "twin"):
+        name = md_cell(kernel.get("display_name") or kernel["name"])
+        if twin.get("status") == "ok":
+            files = f"[{Path(str(twin.get('cuda'))).name}]({twin.get('cuda')}), [{Path(str(twin.get('module'))).name}]({twin.get('module')})"
+            rows.append(f"| {name} | {md_cell(kernel.get('kind', '?'))} | twin ({md_cell(twin.get('shape', '?'))}) | {files} |")
+        else:
+            rows.append(f"| {name} | {md_cell(kernel.get('kind', '?'))} | {md_cell(twin.get('status', '?'))}: {md_cell(twin.get('reason', ''))} | |")
     translated = sum("| twin (" in row for row in rows)
-    lines = [
-        "## CUDA twins",
-        "",
+    intro = (
         f"From `harvest twin`: {translated} of {plural(len(rows), 'kernel')} translated to CUDA C++. Each twin module builds with",
         "load_inline and checks against the run's record: `python <graph>/twin/<kernel>_twin.py --check` (GPU).",
-        "",
-        "| Kernel | Kind | Twin | Files |",
-        "|---|---|---|---|",
-    ]
-    return "\n".join(lines + rows) + "\n"
+    )
+    return table_section("## CUDA twins", intro, "| Kernel | Kind | Twin | Files |", "|---|---|---|---|", rows)
 
 
 def runs_section(manifest: dict) -> str:
@@ -284,31 +211,22 @@ def _ptx_side(side: dict[str, Any] | None) -> tuple[str, str]:
 def ptx_section(manifest: dict) -> str:
     """The "PTX" section: one row per kernel `harvest ptx` compiled (its manifest entry's "ptx"); "" when none."""
     rows, arches = [], set()
-    for graph in manifest.get("graphs", []):
-        for kernel in graph.get("kernels", []):
-            ptx = kernel.get("ptx")
-            if not isinstance(ptx, dict):
-                continue
-            arches.add(ptx.get("arch", "?"))
-            triton, triton_loads = _ptx_side(ptx.get("triton"))
-            twin, twin_loads = _ptx_side(ptx.get("twin"))
-            diff = ptx.get("diff")
-            compared = f"-{diff['only_triton']} / +{diff['only_twin']} lines" if diff else md_cell(ptx.get("twin_note", "no twin"))
-            tables = f"[{Path(ptx['tables']).name}]({ptx['tables']})" if ptx.get("tables") else ""
-            name = md_cell(kernel.get("display_name") or kernel["name"])
-            rows.append(f"| {name} | {triton} | {md_cell(triton_loads)} | {twin} | {md_cell(twin_loads)} | {compared} | {tables} |")
-    if not rows:
-        return ""
-    lines = [
-        f"## PTX ({', '.join(sorted(arches))})",
-        "",
+    for kernel, ptx in kernel_entries(manifest, "ptx"):
+        arches.add(ptx.get("arch", "?"))
+        triton, triton_loads = _ptx_side(ptx.get("triton"))
+        twin, twin_loads = _ptx_side(ptx.get("twin"))
+        diff = ptx.get("diff")
+        compared = f"-{diff['only_triton']} / +{diff['only_twin']} lines" if diff else md_cell(ptx.get("twin_note", "no twin"))
+        tables = f"[{Path(ptx['tables']).name}]({ptx['tables']})" if ptx.get("tables") else ""
+        name = md_cell(kernel.get("display_name") or kernel["name"])
+        rows.append(f"| {name} | {triton} | {md_cell(triton_loads)} | {twin} | {md_cell(twin_loads)} | {compared} | {tables} |")
+    intro = (
         "From `harvest ptx`: each kernel's Triton PTX compiled offline, its CUDA twin's through nvcc; static counts,",
         "registers and spills from `ptxas -v`. Instructions / registers / spilled bytes; the diff is of the normalised PTX.",
-        "",
-        "| Kernel | Triton | Triton ld.global | Twin | Twin ld.global | PTX diff (Triton / twin) | Tables |",
-        "|---|--:|---|--:|---|---|---|",
-    ]
-    return "\n".join(lines + rows) + "\n"
+    )
+    return table_section(f"## PTX ({', '.join(sorted(arches))})", intro,
+                         "| Kernel | Triton | Triton ld.global | Twin | Twin ld.global | PTX diff (Triton / twin) | Tables |",
+                         "|---|--:|---|--:|---|---|---|", rows)
 
 
 def read_manifest(extraction_dir: Path) -> dict:
@@ -343,30 +261,3 @@ def manifest_problem(manifest: object) -> str:
             if module is not None and not (isinstance(module, str) and inside(module)):
                 return f"module {module!r} of kernel {kernel['name']} points outside the extraction"
     return ""
-
-
-def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md", "report.html")) -> list[Path]:
-    """`harvest report DIR`: write DIR/report.md and DIR/report.html again from DIR/manifest.json and what the
-    extraction holds (raw/capture.json, bench/bench.json, the modules), and note their hashes in the manifest's
-    generated_files where it keeps them; the target is not run."""
-    from harvest.report_html import read_report_inputs, report_texts
-    from harvest.writer import sha256, write_manifest
-
-    extraction_dir = Path(extraction_dir)
-    manifest = read_manifest(extraction_dir)
-    texts = report_texts(manifest, read_report_inputs(extraction_dir, manifest))
-    written = []
-    for name in formats:
-        out = extraction_dir / name
-        try:
-            write_file(out, texts[name])
-        except OSError as exc:
-            raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
-        written.append(out)
-    # The manifest's record of what harvest wrote follows, so a later extract does not take these for hand edits.
-    generated = manifest.get("generated_files")
-    if isinstance(generated, dict) and any(generated.get(name) != sha256(texts[name]) for name in formats):
-        generated.update({name: sha256(texts[name]) for name in formats})
-        manifest["generated_files"] = dict(sorted(generated.items()))
-        write_manifest(extraction_dir, manifest)
-    return written

@@ -9,6 +9,10 @@ to a pull request. Highlighting is pygments'. Pure: the same inputs give the sam
 What it shows: the summary of graphs (with graph breaks and recompiles named), what to tune first (tune_first.py),
 one filterable table of every kernel, and per graph its fusion summary, its fusion graph and, per kernel, the user's
 source lines, the FX ops it fused, its renamed kernel, its PTX figures and its sweep plot.
+
+Its last part is the edge both reports share: what they read from an extraction (read_report_inputs), both texts
+(report_texts, with report.py's render_report), and writing them again (refresh_reports after twin, ptx or bench;
+report_command for `harvest report DIR`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from pathlib import Path
 from harvest.errors import OutputError, ParseError
 from harvest.fusion_svg import fusion_svg
 from harvest.module.file import read_module_file
-from harvest.report import graph_bullets, op_list, record_text, reference_text, render_report
+from harvest.report import read_manifest, render_report
+from harvest.report_lines import display_names, graph_bullets, heading, op_list, record_text, reference_text, target_ran
 from harvest.report_ranks import rank_summary
 from harvest.resources import load_template
 from harvest.tune_first import EXTERN, rank_kernels, tune_cells, tune_heading
-from harvest.writer import inside, previous_hashes, sha256, write_generated
+from harvest.writer import inside, previous_hashes, sha256, write_file, write_generated, write_manifest
 
 HTML_TEMPLATE = "report.html.j2"
 PLOT_LIMIT = 400_000  # bytes: a larger sweep plot is linked, not inlined
@@ -163,7 +168,7 @@ def kernel_context(graph: dict, kernel: dict, inputs: ReportInputs, bench_rows: 
         "kind": kernel.get("kind", ""),
         "ops": ops,
         "fx_ops": [f"{n['name']} = {n['target']}" for n in fusion.get("fx_nodes") or [] if isinstance(n, dict)],
-        "lines": [f"{l.get('file')}:{l.get('line')}  {l.get('code', '')}".rstrip() for l in lines if isinstance(l, dict)],
+        "lines": [f"{line.get('file')}:{line.get('line')}  {line.get('code', '')}".rstrip() for line in lines if isinstance(line, dict)],
         "module": kernel.get("module") if not kernel.get("standalone_reason") else "",
         "why_not": kernel.get("standalone_reason") or ("" if kernel.get("module") else "no module written"),
         "record": record_text(kernel.get("recorded"), ran),
@@ -182,7 +187,7 @@ def kernel_context(graph: dict, kernel: dict, inputs: ReportInputs, bench_rows: 
 def render_html(manifest: dict, inputs: ReportInputs | None = None) -> str:
     """The text of report.html."""
     inputs = inputs or ReportInputs()
-    ran = manifest.get("mode") not in (None, "artifact")
+    ran = target_ran(manifest)
     bench_rows = {(r.get("graph", ""), r.get("inductor_kernel", "")): r for r in (inputs.bench or {}).get("rows") or []}
     graphs = [g for g in manifest.get("graphs", []) if g.get("fusion")]
     notes = compile_notes(graphs)
@@ -190,7 +195,7 @@ def render_html(manifest: dict, inputs: ReportInputs | None = None) -> str:
     recompiles = sum("recompile" in n for n in notes.values())
     graph_contexts = []
     for graph in graphs:
-        display = {k["name"]: k.get("display_name") or k["name"] for k in graph.get("kernels", [])}
+        display = display_names(graph)
         kernels = [kernel_context(graph, k, inputs, bench_rows, ran) for k in graph.get("kernels", [])]
         fusion = graph["fusion"]
         graph_contexts.append({
@@ -208,13 +213,8 @@ def render_html(manifest: dict, inputs: ReportInputs | None = None) -> str:
     columns, cells = tune_cells(table)
     ids = {(r.graph, r.inductor_name): anchor("g", r.graph) if r.kind == EXTERN else anchor("k", r.graph, r.inductor_name) for r in table.rows}
     tune = [{"cells": row, "id": ids[(r.graph, r.inductor_name)]} for row, r in zip(cells, table.rows)]
-    versions = " · ".join([f"harvest {manifest.get('harvest_version', '?')}", f"torch {manifest.get('torch', '?')}",
-                           f"triton {manifest.get('triton', '?')}", f"mode {manifest.get('mode', '?')}", f"GPU {manifest.get('gpu') or 'none'}"])
-    command = manifest.get("command") or []
     context = {
-        "target": manifest.get("target", "?"),
-        "versions": versions,
-        "command": " ".join(command) if isinstance(command, list) else str(command),
+        **heading(manifest),
         "graphs": graph_contexts,
         "frames": len(frames),
         "recompiles": recompiles,
@@ -295,3 +295,27 @@ def refresh_reports(extraction: Path, manifest: dict) -> tuple[list[Path], list[
     manifest["generated_files"] = dict(sorted(generated.items()))
     notes = [f"kept your edited {extraction / name} (`harvest report {extraction}` writes it again)" for name in writes.kept_edited]
     return [extraction / name for name in writes.written], notes
+
+
+def report_command(extraction_dir: Path, formats: tuple[str, ...] = ("report.md", "report.html")) -> list[Path]:
+    """`harvest report DIR`: write DIR/report.md and DIR/report.html again from DIR/manifest.json and what the
+    extraction holds (raw/capture.json, bench/bench.json, the modules), and note their hashes in the manifest's
+    generated_files where it keeps them; the target is not run."""
+    extraction_dir = Path(extraction_dir)
+    manifest = read_manifest(extraction_dir)
+    texts = report_texts(manifest, read_report_inputs(extraction_dir, manifest))
+    written = []
+    for name in formats:
+        out = extraction_dir / name
+        try:
+            write_file(out, texts[name])
+        except OSError as exc:
+            raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
+        written.append(out)
+    # The manifest's record of what harvest wrote follows, so a later extract does not take these for hand edits.
+    generated = manifest.get("generated_files")
+    if isinstance(generated, dict) and any(generated.get(name) != sha256(texts[name]) for name in formats):
+        generated.update({name: sha256(texts[name]) for name in formats})
+        manifest["generated_files"] = dict(sorted(generated.items()))
+        write_manifest(extraction_dir, manifest)
+    return written

@@ -15,15 +15,9 @@ from harvest.errors import HarvestError, UsageError
 from harvest.fusion import graph_fusion
 from harvest.model import CapturedGraph, Graph
 from harvest.parse import parse_output_code
-from harvest.report import (
-    TemplateNotFound,
-    load_template,
-    mermaid_flowchart,
-    mermaid_id,
-    mermaid_label,
-    render_report,
-    report_command,
-)
+from harvest.report import mermaid_flowchart, mermaid_id, mermaid_label, render_report
+from harvest.report_html import report_command
+from harvest.resources import TemplateNotFound, load_template
 
 VALIDATE = ROOT / "scripts" / "validate_mermaid.sh"
 
