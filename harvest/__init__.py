@@ -4,7 +4,7 @@
     result = harvest.extract("examples/square_square.py", "extracted/square_square")
 """
 
-__version__ = "0.1.0"
+from harvest.version import __version__
 
 
 def extract(*args, **kwargs):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harvest import __version__
 from harvest.fusion import GraphFusion, KernelFusion
 from harvest.model import Capture, CapturedGraph, Graph, Kernel, RecordedLaunch
+from harvest.version import __version__
 from harvest.writer import sha256
 
 
