@@ -55,9 +55,24 @@ class ProgressDisplay:
         self.counting: str | None = None
         self.started = time.monotonic()
 
+    @classmethod
+    def on_stderr(cls, label: str, quiet: bool = False) -> ProgressDisplay:
+        """The display a command shows on stderr (its `console`, for the notes after it), so that stdout holds only
+        what the command prints as its result."""
+        from rich.console import Console
+
+        return cls(Console(stderr=True, highlight=False, soft_wrap=True), label, quiet)
+
     def __enter__(self) -> ProgressDisplay:
         if not self.quiet and self.console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.live = Progress(SpinnerColumn(), TextColumn("[bold cyan]{task.fields[label]}[/] {task.description}"),
                                  BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=self.console, transient=True)

@@ -283,7 +283,7 @@ def test_wheel_ships_templates_and_works_installed(tmp_path):
     assert build.returncode == 0, build.stdout + build.stderr
     (wheel,) = wheels.glob("harvest-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"harvest/templates/kernel.py.j2", "harvest/templates/report.md.j2", "harvest/cli.py"} <= names, sorted(names)
+    assert {"harvest/templates/kernel.py.j2", "harvest/templates/report.md.j2", "harvest/cli/__init__.py"} <= names, sorted(names)
 
     site = tmp_path / "site"
     install = subprocess.run(
