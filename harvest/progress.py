@@ -32,6 +32,7 @@ class Count:
 
 
 ProgressEvent = str | Count
+OnProgress = Callable[[str], None]  # a stage's on_progress: messages; Counts too where it takes them (counter)
 
 
 def counter(on_progress: Callable) -> Callable[[str, int, int], None]:

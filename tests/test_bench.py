@@ -20,12 +20,15 @@ import torch
 from conftest import EXAMPLES, ROOT, harvest, run_check, tree_env
 from rich.console import Console
 
-from harvest.bench.command import BenchResult, BenchRow, SweepRow, graph_permission, make_plan, ncu_command, run_twin, select
-from harvest.bench.output import build_row, print_result, write_csv
-from harvest.module.file import read_module_file
-from harvest.parse import parse_output_code
+from harvest.bench.children import run_twin
+from harvest.bench.command import BenchResult
+from harvest.bench.ncu import ncu_command
+from harvest.bench.output import BenchRow, SweepRow, build_row, print_result, write_csv
+from harvest.bench.plan import graph_permission, make_plan, select
 from harvest.bench.sweep import MAX_BLOCK_ELEMENTS, NUM_WARPS, config_label, plot_sweep, sweep_configs, sweep_space
 from harvest.bench.timing import bytes_moved
+from harvest.module.file import read_module_file
+from harvest.parse import parse_output_code
 from harvest.trust import made_here, remember_made_here
 
 SHOWCASES = ROOT / "extracted/h200"

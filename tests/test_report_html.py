@@ -261,7 +261,7 @@ def test_the_page_in_headless_chromium_shows_its_kernels_with_no_error_and_no_re
 def test_bench_puts_an_attention_backwards_seed_and_offset_on_the_host(encoder):
     """The memory-efficient attention backward reads its dropout seed and offset on the host; get_args() made them
     on the GPU, and the graph's call() died with SIGSEGV on the H200 (docs/benchmarks.md, session 11)."""
-    from harvest.bench.command import host_inputs
+    from harvest.bench.plan import host_inputs
     from harvest.parse import parse_output_code
 
     manifest, out = encoder

@@ -1,6 +1,6 @@
 """Child side of `harvest bench`: everything that runs code on the GPU, in a process of its own.
 
-Run by harvest.bench.command as `python -m harvest.bench.child PLAN.json RESULTS.json` (and, before it, as
+Run by harvest.bench.children as `python -m harvest.bench.child PLAN.json RESULTS.json` (and, before it, as
 `python -m harvest.bench.child --warm PLAN.json K N` in N processes that compile every kernel and swept config
 once, in parallel, into Triton's cache: compiling is CPU work, and the timing child then only loads binaries). harvest never imports the files it
 reads in its own process; this child runs them for the user, as the plan says:

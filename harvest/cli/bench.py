@@ -49,8 +49,10 @@ def run(options: argparse.Namespace, script_args: list[str]) -> int:
     """`harvest bench`: progress on stderr, the tables on stdout (or the ncu command lines)."""
     from rich.console import Console
 
-    from harvest.bench.command import bench, ncu, select
+    from harvest.bench.command import bench
+    from harvest.bench.ncu import ncu
     from harvest.bench.output import print_result
+    from harvest.bench.plan import select
 
     with ProgressDisplay.on_stderr("harvest bench", options.quiet) as progress:
         if options.ncu:
