@@ -1,7 +1,8 @@
-"""What fused into what: per-kernel fusion maps and a per-graph fusion summary, from the parsed model.
+"""Fusion: takes a parsed `Graph` and the provenance artifacts its `CapturedGraph` holds; reads which ATen ops, FX
+nodes and user source lines each kernel fused, and what did not fuse and why; gives a `KernelFusion` per kernel and a
+`GraphFusion` per graph (ops before fusion against kernels after, externs, the flow): manifest.json's "fusion".
 
-Pure: takes a parsed `Graph` (plus the provenance artifacts the capture collected for it) and returns frozen
-dataclasses whose `to_json()` goes into manifest.json under "fusion". Everything here is read from data Inductor
+Pure: frozen dataclasses out, their `to_json()` for the manifest. Everything here is read from data Inductor
 wrote (graph fragments, kernel comments, launches, provenance artifacts); a reason is given only when that data
 shows it, otherwise the field says "unknown".
 

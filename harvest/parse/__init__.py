@@ -1,4 +1,6 @@
-"""Read one Inductor wrapper module (an output_code.py) into the typed model.
+"""Parse: takes the text of one Inductor wrapper module (an output_code.py, as a `CapturedGraph` holds it); reads its
+kernels (source, kind, signature, configs, the comment above each) and its call(): launches, buffers, extern calls,
+size symbols; gives a `Graph` of `Kernel`s and `Launch`es (harvest/model.py).
 
 Pure: a string in, a `Graph` out; no disk, no torch. The code is read with libcst. Only the comment block Inductor
 writes above each kernel (source nodes, ATen mapping, graph fragment) is read with regular expressions.

@@ -1,4 +1,6 @@
-"""Readable kernels: rewrite Inductor's anonymous names (tmp17, in_ptr2, xnumel, XBLOCK...) without changing what runs.
+"""Rename: takes one kernel's source as Inductor wrote it and a `RenameContext` (hints from its launch and graph);
+strips Inductor's runtime and renames tmp17, in_ptr2, xnumel, XBLOCK... without changing what runs; gives a
+`RenameResult` (the code, the kernel's name, the mapping; Inductor's names kept, with a warning, when it cannot).
 
 Pipeline, pure (strings and model objects in, frozen results out, never raises):
 
