@@ -9,21 +9,13 @@ from dataclasses import dataclass, replace
 
 from harvest.model import FxDevice, FxExpr, FxRef, Graph, Kernel, Launch, LaunchArg, TensorMeta
 from harvest.reference.access import Access, scan_kernel
-from harvest.reference.binding import (
-    SPLIT_TARGETS,
-    SPLIT_WORDS,
-    bind_inputs,
-    bind_outputs,
-    bind_partial_inputs,
-    FragmentBinding,
-    needed_expression,
-)
-from harvest.reference.welford import bind_welford_split
+from harvest.reference.binding import bind_inputs, bind_outputs, needed_expression
+from harvest.reference.bound import FragmentBinding
 from harvest.reference.fragment import (
     PREPARE_SOFTMAX_ONLINE,
+    Fragment,
     arg_buffer,
     buffer_meta_of,
-    Fragment,
     norm_dtype,
     numel_of,
     read_fragment,
@@ -33,6 +25,8 @@ from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
 from harvest.reference.pooling import POOLING_PRIMS, pooling_statements
 from harvest.reference.recorded import bind_recorded
 from harvest.reference.scalars import bind_scalar_nodes
+from harvest.reference.split import SPLIT_TARGETS, SPLIT_WORDS, bind_partial_inputs
+from harvest.reference.welford import bind_welford_split
 from harvest.shapes import rename_symbols
 
 

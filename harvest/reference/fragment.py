@@ -101,6 +101,17 @@ def redraw_random(node: FxNode, family: str) -> Op | None:
     return None
 
 
+def add_node(fragment: Fragment, node: FxNode, target: str) -> None:
+    """The node as an op of the fragment (its target normalized), or broken with why it cannot be written as an
+    eager call: an op this torch does not have, or arguments that could not be read."""
+    if not target_exists(target):
+        fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
+    elif node.args_error:
+        fragment.broken[node.name] = f"cannot read the arguments of {node.name}: {node.args_error}"
+    else:
+        fragment.ops[node.name] = Op(node.name, target, node.args, dict(node.kwargs), node.meta)
+
+
 def read_fragment(kernel: Kernel, graph: Graph | None = None) -> Fragment:
     """The kernel's `# Graph fragment:` as ops by name; with `graph`, the layouts of the graph inputs its ops read
     without listing them."""
@@ -122,13 +133,7 @@ def read_fragment(kernel: Kernel, graph: Graph | None = None) -> Fragment:
         if is_collective(target):  # (wait_tensor is not: it only returns the collective's tensor)
             fragment.broken[node.name] = collective_reason(node)
             continue
-        if not target_exists(target):
-            fragment.broken[node.name] = f"{node.name} calls {node.target}, which this torch does not have"
-            continue
-        if node.args_error:
-            fragment.broken[node.name] = f"cannot read the arguments of {node.name}: {node.args_error}"
-            continue
-        fragment.ops[node.name] = Op(node.name, target, node.args, dict(node.kwargs), node.meta)
+        add_node(fragment, node, target)
     _infer_getitems(fragment)
     if graph is not None:
         _infer_getitems_from_graph(fragment, graph)

@@ -10,8 +10,9 @@ import ast
 
 from harvest.model import FxExpr, FxNode, FxRef
 from harvest.reference.access import Access, top_op
-from harvest.reference.binding import FragmentBinding, reduction_terms
+from harvest.reference.bound import FragmentBinding
 from harvest.reference.fragment import Fragment, Op
+from harvest.reference.split import reduction_terms
 from harvest.reference.welford import total_node
 from harvest.syntax import dotted
 

@@ -13,9 +13,10 @@ from dataclasses import replace
 
 from harvest.model import FxExpr, FxList, FxRef, Graph, Kernel, Launch, TensorMeta
 from harvest.reference.access import Access
-from harvest.reference.binding import FragmentBinding, SplitReduction, split_dims
+from harvest.reference.bound import FragmentBinding, SplitReduction
 from harvest.reference.fragment import Fragment, Op, arg_buffer, buffer_meta_of, numel_of
 from harvest.reference.fx_args import fx_refs
+from harvest.reference.split import split_dims
 from harvest.syntax import kernel_trees
 
 
