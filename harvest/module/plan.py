@@ -184,7 +184,8 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         kernel_code=code.code,
         kernel_sha256=hashlib.sha256(code.code.strip().encode("utf-8")).hexdigest(),
         imports=tuple(imports),
-        harness_imports=harness_imports + (("triton_rand",) if "triton_rand(" in ctx.reference.source else ()),
+        harness_imports=harness_imports + tuple(name for name in ("triton_rand", "triton_randn")
+                                                if f"{name}(" in ctx.reference.source),
         needs_shim=code.uses_helpers,
         config=tuple(config.items()),
         config_origin=config_origin,

@@ -135,7 +135,7 @@ def render(plan: ModulePlan) -> str:
 HELPERS_LIBDEVICE = frozenset({"exp", "isinf", "isnan"})
 HARNESS_PATH = "harness.py"
 _HARNESS_HELPERS = re.compile(r"^from harness import [^#\n]*\btriton_helpers\b", re.M)
-_HARNESS_RAND = re.compile(r"^from harness import [^#\n]*\btriton_rand\b", re.M)
+_HARNESS_RAND = re.compile(r"^from harness import [^#\n]*\btriton_randn?\b", re.M)
 
 
 def kernel_region(module_source: str) -> str:

@@ -79,6 +79,7 @@ class Fragment:
 
 # What the reference calls to redraw tl.rand's numbers (harness.py's piece of that name).
 TRITON_RAND = "triton_rand"
+TRITON_RANDN = "triton_randn"
 
 
 def collective_reason(node: FxNode) -> str:
@@ -89,15 +90,17 @@ def collective_reason(node: FxNode) -> str:
 def redraw_random(node: FxNode, family: str) -> Op | None:
     """Inductor's dropout draws with Triton's Philox: `inductor_lookup_seed(seeds, k)` is the seed at k of the seed
     buffer, `inductor_random(size, seed, 'rand')` is tl.rand(seed, offset) for the offsets 0, 1, ... of the
-    elements in row-major order, which the harness's triton_rand draws again, bit for bit. None for anything else
-    ('randn', 'randint': not redrawn)."""
+    elements in row-major order, which the harness's triton_rand draws again, bit for bit; 'randn' is tl.randn's
+    normal numbers, which triton_randn draws again (the same Philox words, Box-Muller in float32). None for
+    anything else ('randint': not redrawn)."""
     if node.args_error:
         return None
     if family == "inductor_lookup_seed" and len(node.args) == 2 and isinstance(node.args[0], FxRef):
         return Op(node.name, "operator.getitem", node.args, {}, node.meta)
     if (family == "inductor_random" and len(node.args) == 3 and isinstance(node.args[2], FxExpr)
-            and node.args[2].text.strip("'\"") == "rand" and not node.kwargs):
-        return Op(node.name, TRITON_RAND, node.args[:2], {}, node.meta)
+            and node.args[2].text.strip("'\"") in ("rand", "randn") and not node.kwargs):
+        drawn = TRITON_RAND if node.args[2].text.strip("'\"") == "rand" else TRITON_RANDN
+        return Op(node.name, drawn, node.args[:2], {}, node.meta)
     return None
 
 

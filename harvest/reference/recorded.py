@@ -119,6 +119,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
                                            if (n := (buffers.get(b) or {}).get("node"))))
     by_param = {arg.param: arg for arg in launch.args}
     binding = FragmentBinding(exact=True)
+    before = {r["name"] for r in recorded.get("inputs", [])}  # what the kernel's nodes read back to: computed earlier
 
     def node_of(buffer: str) -> str | None:
         return _buffer_node(buffer, buffers, fragment, graph)
@@ -146,7 +147,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         buffer = entry.get("buffers", [entry["buffer"]])[0]
         if scalar:
             binding.scalar_inputs.add(param)
-        node = _updated_before(node_of(buffer), buffer, buffers, computes, fragment)
+        node = _updated_before(node_of(buffer), buffer, buffers, computes, fragment, before)
         node = fragment.collected.get(node, node) if node is not None else None  # what an in-place collective left there
         if node is None:
             # No FX node's value (a split reduction's partials, Inductor's own intermediate): bound under the
@@ -181,10 +182,6 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if unbiased is not None:
             binding.outputs[param] = unbiased
             continue
-        copied = _copied_input(param, access, binding)
-        if copied is not None:  # a layout copy of an input (for an extern call that wants other strides)
-            binding.outputs[param] = copied
-            continue
         meta = buffer_meta_of(graph, arg_buffer(by_param[param])) if param in by_param else None
         top = top_op(access.last_store.get(param), access.assigns)
         origins = set((buffers.get(buffer) or {}).get("origins", []))
@@ -196,6 +193,12 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
                 binding.unchecked[param] = why
                 continue
         binding.unchecked[param] = why
+    _bind_copied_extern_outputs(binding, access, buffers)
+    for param in [p for p in kernel.params if p in binding.unchecked and p not in split]:
+        copied = _copied_value(param, access, binding)  # (after the other outputs: it may be a copy of one)
+        if copied is not None:
+            binding.outputs[param] = copied
+            del binding.unchecked[param]
     bind_partial_outputs(binding, split, fragment)
     bind_partial_inputs(fragment, binding)
     bind_var_mean_partials(kernel, graph, access, buffers, args, fragment, binding)
@@ -229,13 +232,10 @@ def _bind_convolution_without_bias(binding: FragmentBinding, buffers: dict[str, 
         define_before(fragment, before, {conv.name})
 
 
-def _copied_input(param: str, access: Access, binding: FragmentBinding) -> str | None:
-    """The input node whose values the kernel stores into `param` unchanged, when that is all it stores there: a
-    kernel Inductor writes to give an input the strides an extern call needs (an attention backward's output
-    gradient made contiguous) stores a buffer with no FX node of its own, but the value of the node it loads."""
+def _loaded_input(param: str, access: Access, binding: FragmentBinding) -> str | None:
+    """The input (its bound name) whose loaded values are all the kernel stores into `param`, unchanged."""
     stores = access.stores.get(param, [])
-    values = {ast.dump(value) for _, value in stores}
-    if len(values) != 1:
+    if len({ast.dump(value) for _, value in stores}) != 1:
         return None
     value = stores[-1][1]
     while isinstance(value, ast.Name) and access.assigns.get(value.id) is not None:
@@ -247,6 +247,33 @@ def _copied_input(param: str, access: Access, binding: FragmentBinding) -> str |
         pointer = pointer.left
     loaded = [name for name, bound in binding.inputs.items() if isinstance(pointer, ast.Name) and bound == pointer.id]
     return loaded[0] if len(loaded) == 1 else None
+
+
+def _bind_copied_extern_outputs(binding: FragmentBinding, access: Access, buffers: dict[str, dict]) -> None:
+    """A kernel that only copies a library call's output into the layout the graph wants (a convolution's
+    channels-last result made contiguous): the buffer it loads has no FX node, its one origin the node the kernel
+    stores, so it holds that node's value, which the kernel copies."""
+    for param, node in list(binding.outputs.items()):
+        source = _loaded_input(param, access, binding)
+        if source is None or (buffers.get(source) or {}).get("origins") != [node] or node in binding.inputs:
+            continue
+        binding.inputs[node] = binding.inputs.pop(source)
+        binding.input_meta[node] = binding.input_meta.pop(source, None)
+        binding.input_buffers[node] = binding.input_buffers.pop(source, source)
+
+
+def _copied_value(param: str, access: Access, binding: FragmentBinding) -> str | None:
+    """The node whose values the kernel stores into `param` unchanged, when that is all it stores there: a buffer
+    with no FX node of its own that Inductor fills to give a value the strides an extern call needs (attention's
+    backward wants its output gradient contiguous, a convolution's backward its gradient channels-last). The value
+    is an input the kernel loads as it is, or what it also stores, as a node, into another output."""
+    stores = access.stores.get(param, [])
+    values = {ast.dump(value) for _, value in stores}
+    if len(values) != 1:
+        return None
+    others = [binding.outputs[p] for p, s in access.stores.items() if p != param and p in binding.outputs
+              and {ast.dump(value) for _, value in s} == values]
+    return others[0] if others else _loaded_input(param, access, binding)
 
 
 def _convolution_without_bias(buffer: str, buffers: dict[str, dict], fragment: Fragment, binding: FragmentBinding
@@ -314,15 +341,23 @@ def _foreach_item(op_name: str, node: str, fragment: Fragment) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _updated_before(node: str | None, buffer: str, buffers: dict[str, dict], computes: set[str], fragment: Fragment
-                    ) -> str | None:
-    """The node whose value an input buffer holds when the kernel reads it: a graph input that an earlier kernel
-    updated in place through a foreach op (a compiled optimizer's step count, `_foreach_add_(steps, 1)`) holds the
-    update's value, not the graph input's; one this kernel updates still holds the input's."""
-    if node is None or not (buffers.get(buffer) or {}).get("graph_input"):
+def _updated_before(node: str | None, buffer: str, buffers: dict[str, dict], computes: set[str], fragment: Fragment,
+                    before: set[str]) -> str | None:
+    """The node whose value an input buffer holds when the kernel reads it: a buffer that an earlier kernel updated
+    in place holds the update's value, not the one it was made with — a graph input through a foreach op (a compiled
+    optimizer's step count, `_foreach_add_(steps, 1)`), any buffer through an op that updates its first argument
+    (`index_put_(zeros, indices, grad)`: an upsampling's backward) computed before this kernel (`before`: the nodes
+    the kernel's own read back to); one this kernel updates still holds what it was made with."""
+    if node is None:
         return node
     earlier = [o for b, info in buffers.items() if info.get("mutates") == buffer and b not in computes
                for o in (info.get("origins") or [])]
+    updates = {o for o in earlier if o in before and (op := fragment.ops.get(o)) is not None
+               and op.family in UPDATES_FIRST_ARG and op.args and op.args[0] == FxRef(node)}
+    if len(updates) == 1:
+        return updates.pop()
+    if not (buffers.get(buffer) or {}).get("graph_input"):
+        return node
     items = {item for o in earlier if (item := _foreach_item(o, node, fragment)) is not None}
     return items.pop() if len(items) == 1 else node
 

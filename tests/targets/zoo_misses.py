@@ -2,7 +2,8 @@
 reductions (sum, any, max, var_mean of a permuted input), mutated graph inputs and in-place buffers, a cast fused
 away under autocast, max-pooling forward and backward, a convolution whose bias the next kernel adds under autocast,
 GroupNorm backward, attention backward; a matmul's output reused in place under a transposed layout (an attention
-block's out-projection added to its residual), and a mean whose division the next kernel does (a loss)."""
+block's out-projection added to its residual), a mean whose division the next kernel does (a loss), randn's
+normal numbers, and an upsampling's backward (index_put into zeros, read by the next kernel)."""
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -69,6 +70,19 @@ class ProjectBack(nn.Module):
         return (rec - target).abs().mean() + 1e-6 * tokens.sum(-1).mean()
 
 
+class Upsample(nn.Module):
+    """A decoder's up-block (diffusers' Upsample2D, a VAE's sampling): nearest-neighbour upsampling then a
+    convolution, after a latent drawn with randn; its backward scatters (index_put) into a buffer of zeros."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(32, 32, 3, padding=1)
+
+    def forward(self, mean, logvar):
+        latent = mean + torch.exp(0.5 * logvar.clamp(-30.0, 20.0)) * torch.randn_like(mean)
+        return self.conv(F.interpolate(latent, scale_factor=2.0, mode="nearest"))
+
+
 def attention(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
@@ -90,6 +104,9 @@ def main():
         torch.compile(residual)(torch.randn(2, 8, 8, 8, device=device)).float().square().mean().backward()
     project = ProjectBack().to(device)
     torch.compile(project)(torch.randn(2, 32, 16, 16, device=device), torch.randn(2, 3, 16, 16, device=device)).backward()
+    up = Upsample().to(device)
+    mean, logvar = (torch.randn(2, 32, 8, 8, device=device, requires_grad=True) for _ in range(2))
+    torch.compile(up)(mean, logvar).square().mean().backward()
     q, k, v = (torch.randn(1, 2, 8, 16, device=device, requires_grad=True) for _ in range(3))
     torch.compile(attention)(q, k, v).sum().backward()
     print("ok")
