@@ -12,6 +12,7 @@ from harvest.reference.access import Access, scan_kernel
 from harvest.reference.binding import bind_inputs, bind_outputs, needed_expression
 from harvest.reference.bound import FragmentBinding
 from harvest.reference.fragment import (
+    POOLING_PRIMS,
     PREPARE_SOFTMAX_ONLINE,
     Fragment,
     arg_buffer,
@@ -22,7 +23,7 @@ from harvest.reference.fragment import (
     same_shape,
 )
 from harvest.reference.fx_args import fx_refs, fx_symbols, render_fx
-from harvest.reference.pooling import POOLING_PRIMS, pooling_statements
+from harvest.reference.pooling import pooling_statements
 from harvest.reference.recorded import bind_recorded
 from harvest.reference.scalars import bind_scalar_nodes
 from harvest.reference.split import SPLIT_TARGETS, SPLIT_WORDS, bind_partial_inputs

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from harvest.model import FxExpr, FxList, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
 from harvest.ops import SAME_VALUES, is_collective, torch_ops_target
 from harvest.reference.fx_args import fx_refs
-from harvest.reference.pooling import POOLING_PRIMS
 from harvest.text_output import plural
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -38,6 +37,10 @@ _TUPLE_ARITY = {"prepare_softmax_online": 2, "var_mean": 2, "max": 2, "min": 2, 
 
 
 PREPARE_SOFTMAX_ONLINE = "torch.ops.prims.prepare_softmax_online.default"
+# Max-pooling's prims (written out with eager ops by harvest.reference.pooling).
+MAX_POOL_WITH_OFFSETS = "torch.ops.prims._low_memory_max_pool_with_offsets.default"
+OFFSETS_TO_INDICES = "torch.ops.prims._low_memory_max_pool_offsets_to_indices.default"
+POOLING_PRIMS = (MAX_POOL_WITH_OFFSETS, OFFSETS_TO_INDICES)
 
 
 def target_exists(target: str) -> bool:

@@ -9,16 +9,8 @@ same values with `aten.max_pool{2,3}d_with_indices` and the offset arithmetic, o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harvest.model import FxList
-
-if TYPE_CHECKING:
-    from harvest.reference.fragment import Op
-
-MAX_POOL_WITH_OFFSETS = "torch.ops.prims._low_memory_max_pool_with_offsets.default"
-OFFSETS_TO_INDICES = "torch.ops.prims._low_memory_max_pool_offsets_to_indices.default"
-POOLING_PRIMS = (MAX_POOL_WITH_OFFSETS, OFFSETS_TO_INDICES)
+from harvest.reference.fragment import MAX_POOL_WITH_OFFSETS, OFFSETS_TO_INDICES, Op
 
 
 def _pooled_dims(op: Op) -> int | None:
