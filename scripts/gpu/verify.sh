@@ -7,7 +7,8 @@
 #                                                step; small_model's two softmaxes at num_warps 8; a reduce-overhead
 #                                                target (CUDA graphs) with one edited kernel; their run.md tables.
 #                                                Beside it: tests/targets/zoo_misses.py captured on the GPU (its raw/,
-#                                                the launch data left out: a test fixture).
+#                                                the launch data left out: a test fixture). ZOO="a.py b.py": those
+#                                                zoo models extracted beside the others, checked after the timings.
 #   OUT=$OUT bash scripts/gpu/verify.sh zoo      the model zoo on the GPU (issue 45): examples/zoo/ (what this
 #                                                machine's packages build; ZOO="a.py b.py" to choose) through
 #                                                scripts/model_matrix.py --device cuda, every module --check'ed.
@@ -66,13 +67,50 @@ run_with() {  # run_with NAME TARGET ARGS...: harvest run, then its run.md's lau
   [ -n "$md" ] && cp "$md" "$L/run_$name.md" && cp "$(dirname "$md")/run.json" "$L/run_$name.json"
 }
 
+zoo_extract() {  # the zoo models named in $ZOO, extracted a few at a time in the background (their checks later)
+  for t in ${ZOO:-}; do
+    name=$(basename "$t" .py)
+    TORCHINDUCTOR_COMPILE_THREADS=2 timeout "${EXTRACT_S:-240}" python3 -m harvest extract "$t" -o "$X/zoo/$name" --device cuda -q --force \
+      > "$L/zoo_extract_$name.log" 2>&1
+    echo "zoo extract $name rc=$? ($(elapsed) s)"
+  done
+}
+
+zoo_check() {  # every module of each zoo extraction --check'ed; one summary line a model
+  for dir in "$X"/zoo/*/; do
+    [ -f "$dir/manifest.json" ] || continue
+    name=$(basename "$dir")
+    check_all "$dir" > "$L/zoo_check_$name.log" 2>&1
+    echo "zoo $name: $(tail -n 1 "$L/zoo_check_$name.log")"
+    grep -A8 "^FAIL" "$L/zoo_check_$name.log" | head -n 30
+  done
+  python3 - "$X/zoo" <<'PY'
+import json, sys
+from pathlib import Path
+for manifest in sorted(Path(sys.argv[1]).glob("*/manifest.json")):
+    m = json.loads(manifest.read_text())
+    for g in m["graphs"]:
+        for k in g["kernels"]:
+            ref = k.get("reference") or {}
+            if ref.get("coverage") != "full":
+                print(f"not full: {manifest.parent.name}/{k.get('module') or k['name']}: {ref.get('outputs') or k.get('standalone_reason')}")
+PY
+}
+
 if [ "$section" = launch ]; then
-  extract examples/small_model.py small_model &
-  extract examples/square_square.py square_square &
-  extract examples/models/transformer_encoder.py transformer_encoder &
-  extract examples/models/reduce_overhead.py reduce_overhead &
-  extract tests/targets/zoo_misses.py zoo_misses &
-  wait
+  mkdir -p "$X/zoo"
+  set -- ${ZOO:-}
+  half=$(( ($# + 1) / 2 ))
+  # (wait on the jobs by pid: a bare `wait` also waits for the tee above, which never ends)
+  pids=()
+  ( ZOO="$(echo ${ZOO:-} | tr ' ' '\n' | head -n "$half")" zoo_extract ) & pids+=($!)
+  ( ZOO="$(echo ${ZOO:-} | tr ' ' '\n' | tail -n +"$((half + 1))")" zoo_extract ) & pids+=($!)
+  extract examples/small_model.py small_model & pids+=($!)
+  extract examples/square_square.py square_square & pids+=($!)
+  extract examples/models/transformer_encoder.py transformer_encoder & pids+=($!)
+  extract examples/models/reduce_overhead.py reduce_overhead & pids+=($!)
+  extract tests/targets/zoo_misses.py zoo_misses & pids+=($!)
+  wait "${pids[@]}"  # (the zoo's extractions too: the timings below want the machine to themselves)
   run_with small_model examples/small_model.py -k '*'
   for m in "$X"/small_model/g0_forward/softmax_kernel.py "$X"/small_model/g1_backward/softmax_bwd_kernel.py; do
     sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
@@ -90,6 +128,9 @@ if [ "$section" = launch ]; then
   [ -d "$X/zoo_misses/raw" ] && check_all "$X/zoo_misses" > "$L/zoo_misses_check.log" 2>&1
   grep -v "^PASS" "$L/zoo_misses_check.log" | tail -n 40
   pack
+  zoo_check
+  (cd "$X" && tar czf "$OUT/zoo_raw.tgz" --exclude records zoo/*/raw zoo/*/manifest.json 2>/dev/null)
+  pack
 elif [ "$section" = zoo ]; then
   zoo=${ZOO:-$(ls examples/zoo/*.py | grep -v diffusers)}  # diffusers is not on this machine
   set -- $zoo
@@ -97,8 +138,9 @@ elif [ "$section" = zoo ]; then
   first=$(echo "$zoo" | tr ' ' '\n' | head -n "$half")
   second=$(echo "$zoo" | tr ' ' '\n' | tail -n +"$((half + 1))")
   python3 scripts/model_matrix.py --device cuda --no-plain --out /tmp/zoo_a --jobs 6 --timeout 120 --extract-timeout 300 $first > "$L/zoo_a.log" 2>&1 &
+  first_pid=$!
   python3 scripts/model_matrix.py --device cuda --no-plain --out /tmp/zoo_b --jobs 6 --timeout 120 --extract-timeout 300 $second > "$L/zoo_b.log" 2>&1 &
-  wait
+  wait "$first_pid" $!
   for half in zoo_a zoo_b; do cat /tmp/$half/matrix.md; cp /tmp/$half/matrix.json "$OUT/$half.json"; done
   (cd /tmp && tar czf "$OUT/zoo_logs.tgz" zoo_a/logs zoo_b/logs 2>/dev/null)
   pack
