@@ -99,12 +99,12 @@ PY
 
 if [ "$section" = launch ]; then
   mkdir -p "$X/zoo"
-  set -- ${ZOO:-}
-  half=$(( ($# + 1) / 2 ))
   # (wait on the jobs by pid: a bare `wait` also waits for the tee above, which never ends)
   pids=()
-  ( ZOO="$(echo ${ZOO:-} | tr ' ' '\n' | head -n "$half")" zoo_extract ) & pids+=($!)
-  ( ZOO="$(echo ${ZOO:-} | tr ' ' '\n' | tail -n +"$((half + 1))")" zoo_extract ) & pids+=($!)
+  chains=${ZOO_CHAINS:-2}  # zoo extractions run in this many chains beside the launch targets'
+  for c in $(seq 0 $((chains - 1))); do
+    ( ZOO="$(echo ${ZOO:-} | tr ' ' '\n' | awk -v c="$c" -v n="$chains" 'NF && (NR - 1) % n == c')" zoo_extract ) & pids+=($!)
+  done
   extract examples/small_model.py small_model & pids+=($!)
   extract examples/square_square.py square_square & pids+=($!)
   extract examples/models/transformer_encoder.py transformer_encoder & pids+=($!)
