@@ -18,7 +18,11 @@ One test per kind of kernel the reference used to leave out, each failing before
 - a buffer an earlier kernel updated in place (an upsampling's backward: index_put into zeros): the kernel that reads
   it reads the update's value, not the zeros;
 - a kernel that only copies a library call's output into the graph's layout (a convolution's channels-last result
-  made contiguous): the copy of the node it stores.
+  made contiguous): the copy of the node it stores;
+- a tensor written through a view (`copy_(as_strided(full, ...), grad)`: a global average pool's backward) and read
+  after it: the view's scatter of the copy into the tensor.
+The one kernel left without a reference fills the buffer a library call then draws bernoulli's numbers into: what it
+writes there first is no value of the graph, and the module says so.
 """
 
 from __future__ import annotations
@@ -43,11 +47,14 @@ def replayed(tmp_path_factory) -> tuple[dict, Path]:
     return json.loads((out / "manifest.json").read_text()), out
 
 
-def test_every_kernel_of_the_capture_has_a_full_reference(replayed):
+def test_every_kernel_of_the_capture_has_a_full_reference_but_one_that_says_why(replayed):
     manifest, _ = replayed
     made = [k for k in kernels(manifest) if k["module"]]
-    assert len(made) == len(kernels(manifest)) == 67
-    assert manifest["references"] == {"full": 67, "partial": 0, "none": 0, "from_recorded_graph": 67}
+    assert len(made) == len(kernels(manifest)) == 78
+    assert manifest["references"] == {"full": 77, "partial": 0, "none": 1, "from_recorded_graph": 78}
+    [left] = [k for k in made if k["reference"]["coverage"] != "full"]
+    assert left["name"] == "triton_poi_fused_bernoulli_2"
+    assert "only once a library call after this kernel has updated it in place" in left["reference"]["outputs"]["out_ptr"]
 
 
 def module(replayed, graph: str, inductor_name: str) -> tuple[Path, dict]:
@@ -67,7 +74,7 @@ CHECKED = [
      "as_i8_ptr: reference: ok (256 values, torch.int8, bit for bit)"),
     ("g3_backward", "triton_poi_fused_max_pool2d_with_indices_3", "pool_offset = getitem_3.to(torch.int64)",
      "out_ptr: reference: ok (256 values, torch.int64, bit for bit)"),
-    ("g11_backward", "triton_poi_fused__scaled_dot_product_flash_attention_for_cpu_backward_0",
+    ("g13_backward", "triton_poi_fused__scaled_dot_product_flash_attention_for_cpu_backward_0",
      'return {"out_ptr": getitem_1}', "out_ptr: reference: ok (16 values, torch.float32"),
     ("g6_forward", "triton_per_fused__unsafe_view_add_div_sum_transpose_view_1",
      "mm = mm_div_ptr.as_strided((512, 32), (32, 1), mm_div_ptr.storage_offset())",
@@ -83,6 +90,9 @@ CHECKED = [
     ("g9_backward", "triton_poi_fused_clamp_exp_ge_le_logical_and_mul_scalar_tensor_where_3",
      "mul_6 = torch.ops.aten.mul.Tensor(index_put, inductor_random_default)",
      "inductor_random_default_where_ptr: reference: ok (4096 values, torch.float32"),
+    ("g11_backward", "triton_poi_fused__native_batch_norm_legit_functional_add_as_strided_div_expand_mul_relu_threshold_backward_2",
+     "as_strided_5 = torch.ops.aten.as_strided.default(copy__default_scatter, [2, 16, 1, 1], [16, 1, 1, 1], 0)",
+     "out_ptr: reference: ok (2048 values, torch.float32"),
 ]
 
 

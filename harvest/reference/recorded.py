@@ -16,7 +16,7 @@ import re
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
 from harvest.ops import SAME_VALUES, SLICE_OPS, UPDATES_FIRST_ARG, is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
-from harvest.reference.access import Access, top_op
+from harvest.reference.access import OP_FAMILIES, Access, top_op
 from harvest.reference.bound import FragmentBinding
 from harvest.reference.fragment import (
     Fragment,
@@ -26,10 +26,12 @@ from harvest.reference.fragment import (
     buffer_meta_of,
     collective_reason,
     numel_of,
-    same_shape,
+    op_family,
     redraw_random,
+    same_shape,
     target_exists,
 )
+from harvest.reference.inplace import scatter_view_copies, scattered_name, viewed_base
 from harvest.reference.split import SPLIT_REDUCTIONS, bind_partial_inputs, bind_partial_outputs, partial_of
 from harvest.reference.totals import bind_mean_totals, stored_total
 from harvest.reference.var_mean import bind_var_mean_partials
@@ -64,6 +66,7 @@ def _fragment(recorded: dict) -> Fragment:
     in graph order."""
     fragment = Fragment()
     records = sorted([*recorded.get("nodes", []), *recorded.get("inputs", [])], key=lambda r: r.get("index", 0))
+    copies: set[str] = set()
     for record in records:
         node = _node(record)
         if node.op == "placeholder":
@@ -77,6 +80,7 @@ def _fragment(recorded: dict) -> Fragment:
         family = target.split(".")[3] if target.startswith("torch.ops.") and target.count(".") >= 4 else ""
         if target == "torch.ops.aten.copy_.default":
             target = "torch.ops.aten.copy.default"  # the value copy_ leaves in its first argument, out of place
+            copies.add(node.name)
         elif _INPLACE_FOREACH.fullmatch(target) and target_exists(out_of_place := _INPLACE_FOREACH.sub(r"\1.\2", target)):
             target = out_of_place  # (_foreach_add_.List: the values it leaves in its first list, as a new list)
         fragment.ops[node.name] = Op(node.name, target, (), {}, node.meta)
@@ -95,6 +99,7 @@ def _fragment(recorded: dict) -> Fragment:
                 fragment.collected[node.args[0].name] = node.name
             continue
         add_node(fragment, node, target)
+    scatter_view_copies(fragment, copies)
     # A node broken because what it reads is random is broken for the same reason.
     for name, op in fragment.ops.items():
         if name in fragment.broken:
@@ -199,15 +204,15 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
                 continue
         binding.unchecked[param] = why
     _bind_copied_extern_outputs(binding, access, buffers, fragment)
+    bind_partial_outputs(binding, split, fragment)
+    bind_partial_inputs(fragment, binding)
+    bind_var_mean_partials(kernel, graph, access, buffers, args, fragment, binding)
     for param in [p for p in kernel.params if p in binding.unchecked and p not in split and p in args]:
         buffer = args[param].get("buffers", [args[param]["buffer"]])[-1]
         copied = _copied_value(param, buffer, buffers, fragment, access, binding, graph, own)  # (or another output)
         if copied is not None:
             binding.outputs[param] = copied
             del binding.unchecked[param]
-    bind_partial_outputs(binding, split, fragment)
-    bind_partial_inputs(fragment, binding)
-    bind_var_mean_partials(kernel, graph, access, buffers, args, fragment, binding)
     return fragment, binding
 
 
@@ -301,7 +306,13 @@ def _copied_value(param: str, buffer: str, buffers: dict[str, dict], fragment: F
     copies = [a for a in arguments if a in {binding.outputs[p] for p, s in access.stores.items() if p != param
                                             and p in binding.outputs and {ast.dump(v) for _, v in s} == stored}]
     loaded = [a for a in arguments if a == _loaded_input(param, access, binding)]
-    found = list(dict.fromkeys(copies or loaded or [a for a in arguments if a != calls[0] and (a in origins or a in own)]))
+    # (else: a view of the inputs, where the kernel stores what it loads; a node it computes, where the stored value's
+    # last operation is that node's)
+    top = "load" if _stores_a_load(param, access) else top_op(access.last_store.get(param), access.assigns)
+    computed = [a for a in arguments if a != calls[0] and (a in origins or a in own) and a in fragment.ops
+                and (fragment.ops[a].family in SAME_VALUES | SLICE_OPS if top == "load"
+                     else op_family(fragment, a) in OP_FAMILIES.get(top or "", set()))]
+    found = list(dict.fromkeys(copies or loaded or computed))
     meta = buffer_meta_of(graph, buffer)
     if len(found) > 1 and meta is not None:  # (a matmul of two views of one input: the one of this buffer's shape)
         found = [a for a in found if (m := fragment.meta_of(a)) is not None and same_shape(m, meta)]
@@ -386,6 +397,8 @@ def _updated_before(node: str | None, buffer: str, buffers: dict[str, dict], com
                for o in (info.get("origins") or [])]
     updates = {o for o in earlier if o in before and (op := fragment.ops.get(o)) is not None
                and op.family in UPDATES_FIRST_ARG and op.args and op.args[0] == FxRef(node)}
+    updates |= {scattered_name(o) for o in earlier if o in before and (op := fragment.ops.get(o)) is not None
+                and scattered_name(o) in fragment.ops and viewed_base(op, fragment) == node}  # (a copy_ into a view)
     if len(updates) == 1:
         return updates.pop()
     if not (buffers.get(buffer) or {}).get("graph_input"):
@@ -406,6 +419,10 @@ def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], frag
                   and fragment.ops[n].args and fragment.ops[n].args[0] == FxRef(node or buffer)]
         if len(copies) == 1:
             return copies[0], None, ""
+        scattered = [scattered_name(n) for n in origins if fragment.ops.get(n) and scattered_name(n) in fragment.ops
+                     and viewed_base(fragment.ops[n], fragment) == (node or buffer)]
+        if len(scattered) == 1:  # a copy_ into a view of the buffer's tensor: the tensor with the copy scattered in
+            return scattered[0], None, ""
         foreach = [item for n in origins if (item := _foreach_item(n, node or buffer, fragment)) is not None]
         if len(foreach) == 1:
             return foreach[0], None, ""
@@ -421,6 +438,12 @@ def _stored_node(buffer: str, buffers: dict[str, dict], computes: set[str], frag
         first = fragment.ops[node].args[0] if fragment.ops[node].args else None
         if isinstance(first, FxRef):
             return first.name, None, ""
+    finished = [b for b in later if (buffers[b].get("origins") or []) == [node]]
+    if node is not None and finished:
+        # The kernel starts the buffer of a node that a library call then computes in place (bernoulli's buffer,
+        # which aten.bernoulli_ fills after the kernel): what the kernel writes first is no value of the graph.
+        return None, None, (f"{buffer} holds {node} only once a library call after this kernel has updated it in "
+                            "place; what this kernel writes there first (Inductor's own start) is no value of the graph")
     if node is not None:
         return node, None, ""
     origins = (buffers.get(buffer) or {}).get("origins") or []

@@ -3,7 +3,8 @@ reductions (sum, any, max, var_mean of a permuted input), mutated graph inputs a
 away under autocast, max-pooling forward and backward, a convolution whose bias the next kernel adds under autocast,
 GroupNorm backward, attention backward; a matmul's output reused in place under a transposed layout (an attention
 block's out-projection added to its residual), a mean whose division the next kernel does (a loss), randn's
-normal numbers, and an upsampling's backward (index_put into zeros, read by the next kernel)."""
+normal numbers, an upsampling's backward (index_put into zeros, read by the next kernel), and a channels-last
+classifier head's drop-path mask and global average pool."""
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -83,6 +84,23 @@ class Upsample(nn.Module):
         return self.conv(F.interpolate(latent, scale_factor=2.0, mode="nearest"))
 
 
+class PoolHead(nn.Module):
+    """A classifier's head as timm writes it, channels-last in train mode: a drop-path mask (`new_empty().bernoulli_`:
+    Inductor fills the buffer, a library call draws into it) and a global average pool whose backward copies the
+    gradient into a view of zeros (`copy_(as_strided(full, ...), grad)`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 16, 3, padding=1)
+        self.bn = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.conv(x)))
+        keep = h.new_empty((h.shape[0], 1, 1, 1)).bernoulli_(0.9) / 0.9
+        return self.fc(F.adaptive_avg_pool2d(h * keep + h, 1).flatten(1))
+
+
 def attention(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
@@ -107,6 +125,9 @@ def main():
     up = Upsample().to(device)
     mean, logvar = (torch.randn(2, 32, 8, 8, device=device, requires_grad=True) for _ in range(2))
     torch.compile(up)(mean, logvar).square().mean().backward()
+    head = PoolHead().to(device).to(memory_format=torch.channels_last).train()
+    image = torch.randn(2, 8, 8, 8, device=device).to(memory_format=torch.channels_last)
+    torch.compile(head)(image).square().mean().backward()
     q, k, v = (torch.randn(1, 2, 8, 16, device=device, requires_grad=True) for _ in range(3))
     torch.compile(attention)(q, k, v).sum().backward()
     print("ok")
