@@ -29,7 +29,7 @@ def require_cuda() -> None:
 
 def child_env(check_only: bool) -> dict[str, str]:
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding harvest/ (this file: harvest/bench/)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
     if check_only:
