@@ -6,7 +6,8 @@
 # examples/models/conv_bmm_autotune.py extracted, every module checked, the template modules benched and swept.
 #   TARGETS="a.py b.py" bash scripts/gpu_twin_speed.sh [templates]     (TARGETS= : the templates alone;
 #   SWEEP_S=0: no sweep; CHECK_FIRST=regex: those template-run modules checked first; TEMPLATE_BENCH=0: template modules checked, not timed; DEADLINE: no check starts after it;
-#   VARIANTS="NAME:harvest.twin.MODULE.CONSTANT=INT[,...] ...": also the twins with those constants changed, timed in the same call;
+#   VARIANTS="NAME:CHOICE=INT[,...] ...": also the twins with those choices changed (fields of harvest/twin/choices.py's
+#   TwinChoices, `splitlooped:split_looped_rows=1`), timed in the same call;
 #   time limits in seconds: EXTRACT_S a target's extraction (200), BUILD_S the builds (240), TWINS_S the twins' checks and
 #   timings (420), VARIANT_S each variant's (200), VARIANTS_DEADLINE no variant runs past it (520))
 #   On the device give OUT=$OUT (what comes back, 8 files: run.log as it is printed, twins.json/.md, kinds.md,
@@ -65,7 +66,7 @@ for t in $targets; do
 done
 [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
 extractions=$(for t in $targets; do echo "$X/$(basename "$t" .py)"; done)
-# VARIANTS="NAME:harvest.twin.MODULE.CONSTANT=INT[,...] ...": the twins again with those constants changed
+# VARIANTS="NAME:CHOICE=INT[,...] ...": the twins again with those TwinChoices changed
 # (scripts/twin_variants.py), written and built while the twins as they are build: every build is done before the
 # first timing (a compiler beside a timed launch slows it); each variant's changed twins are then checked and timed
 # in this call, against the figures of the twins as they are

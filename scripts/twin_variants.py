@@ -1,14 +1,15 @@
-"""Twins written again with some of the translators' constants changed, to time them against the twins as they are
+"""Twins written again with some of the translators' choices changed, to time them against the twins as they are
 in the same device call (scripts/gpu_twin_speed.sh, VARIANTS=...): one call then weighs several ideas, not one.
 
-    python scripts/twin_variants.py EXTRACTIONS_DIR VARIANTS_DIR "NAME:MODULE.CONSTANT=VALUE[,...]" [...]
+    python scripts/twin_variants.py EXTRACTIONS_DIR VARIANTS_DIR "NAME:CHOICE=VALUE[,...]" [...]
     python scripts/twin_variants.py --compare BASE_TWINS_JSON VARIANT_TWINS_JSON    (gpu_twins.py's, same call)
 
 EXTRACTIONS_DIR holds extractions (one per target) with their twins written at this code. For each variant, each
-extraction is copied to VARIANTS_DIR/NAME/ without its twins, `harvest twin` runs on the copy in a process whose
-constants are changed (`harvest.twin.reduction.GROUPED_LANE_VALUES=4`: a module of harvest.twin, one of its
-upper-case names, an int), and VARIANTS_DIR/NAME/changed.txt lists the twins whose .cu or launcher differ from
-EXTRACTIONS_DIR's, as `EXTRACTION/GRAPH/twin/KERNEL.cu` (what gpu_twins.py --only then checks and times)."""
+extraction is copied to VARIANTS_DIR/NAME/ without its twins, and `harvest twin` (twin_command, without nvcc) runs
+on the copy with those choices changed: a CHOICE is a field of harvest.twin.choices.TwinChoices, an int (0 or 1 for
+a yes-or-no one), as in `splitlooped:split_looped_rows=1` or `blockrows:warp_row_limit=0,loop_copies=2`.
+VARIANTS_DIR/NAME/changed.txt lists the twins whose .cu or launcher differ from EXTRACTIONS_DIR's, as
+`EXTRACTION/GRAPH/twin/KERNEL.cu` (what gpu_twins.py --only then checks and times)."""
 
 from __future__ import annotations
 
@@ -19,27 +20,30 @@ import subprocess
 import sys
 from pathlib import Path
 
-SPEC = re.compile(r"(?P<name>[A-Za-z0-9_-]+):(?P<changes>harvest\.twin\.\w+\.[A-Z_][A-Z0-9_]*=-?\d+(,harvest\.twin\.\w+\.[A-Z_][A-Z0-9_]*=-?\d+)*)$")
+SPEC = re.compile(r"(?P<name>[A-Za-z0-9_-]+):(?P<changes>[a-z_][a-z0-9_]*=-?\d+(,[a-z_][a-z0-9_]*=-?\d+)*)$")
 
-PATCHED_TWIN = """
-import importlib, runpy, sys
-for change in sys.argv[2].split(","):
-    target, value = change.split("=")
-    module, constant = target.rsplit(".", 1)
-    loaded = importlib.import_module(module)
-    if not hasattr(loaded, constant):
-        print(f"{module} has no {constant}", file=sys.stderr)
-        sys.exit(3)
-    setattr(loaded, constant, int(value))
-sys.argv = ["harvest", "twin", sys.argv[1], "-q", "--no-compile"]  # the device call's build compiles them
-runpy.run_module("harvest", run_name="__main__")
+# The child: the copy's twins written with the choices changed (the device call's build compiles them). A choice
+# that TwinChoices does not have, or a bad value, exits 3 with the choices there are.
+CHANGED_TWIN = """
+import sys
+from pathlib import Path
+from harvest.errors import UsageError
+from harvest.twin.choices import DEFAULT_CHOICES
+from harvest.twin.command import twin_command
+try:
+    choices = DEFAULT_CHOICES.changed(sys.argv[2])
+except UsageError as exc:
+    print(exc, file=sys.stderr)
+    sys.exit(3)
+twin_command(Path(sys.argv[1]), compile_check=False, choices=choices)
 """
 
 
 def parse(spec: str) -> tuple[str, str]:
     found = SPEC.match(spec)
     if found is None:
-        raise SystemExit(f"twin_variants: {spec!r} is not NAME:harvest.twin.MODULE.CONSTANT=INT[,...]")
+        raise SystemExit(f"twin_variants: {spec!r} is not NAME:CHOICE=INT[,...] (a CHOICE is a field of "
+                         "harvest.twin.choices.TwinChoices: `splitlooped:split_looped_rows=1`)")
     return found["name"], found["changes"]
 
 
@@ -73,10 +77,10 @@ def compare(base_json: str, variant_json: str) -> int:
 
 
 def write_variant(extraction: Path, copy: Path, changes: str) -> subprocess.CompletedProcess:
-    """The extraction copied without its twins, and `harvest twin` run on the copy with the constants changed."""
+    """The extraction copied without its twins, and `harvest twin` run on the copy with the choices changed."""
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(extraction, copy, ignore=shutil.ignore_patterns("twin", "build", "__pycache__"))
-    return subprocess.run([sys.executable, "-c", PATCHED_TWIN, str(copy), changes], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", CHANGED_TWIN, str(copy), changes], capture_output=True, text=True)
 
 
 def main(argv: list[str]) -> int:

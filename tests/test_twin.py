@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest, nvcc_path, run_check
 
-from harvest.errors import NoDeviceError
+from harvest.errors import NoDeviceError, UsageError
 from harvest.imports import import_file
 from harvest.resources import load_template
-from harvest.twin import NoTwin, read_module, reduction, translate
+from harvest.twin import NoTwin, TwinChoices, read_module, translate
 from harvest.twin.body import program_offsets_apart, steps_within_groups
+from harvest.twin.choices import DEFAULT_CHOICES
 from harvest.twin.command import twin_module_text
 from harvest.twin.cpp import Uses
 from harvest.twin.helpers import HELPER_NEEDS, helpers_named, identifiers
@@ -75,12 +76,12 @@ def small_twins(small_model, tmp_path_factory) -> Path:
     return out
 
 
-def twin_of(extraction: Path, module: str, edit: tuple[str, str] | None = None):
+def twin_of(extraction: Path, module: str, edit: tuple[str, str] | None = None, choices: TwinChoices = DEFAULT_CHOICES):
     text = (extraction / module).read_text(encoding="utf-8")
     if edit:
         assert edit[0] in text, edit[0]
         text = text.replace(*edit)
-    return translate(read_module(text, module))
+    return translate(read_module(text, module), choices)
 
 
 def cu_helpers(cuda: str) -> set[str]:
@@ -675,14 +676,14 @@ def test_a_user_written_kernel_gets_a_twin_whose_fast_path_stays_inside_its_own_
     assert "ld.global.v4.f32" in ptx and "st.global.v4.f32" in ptx
 
 
-def test_twin_variants_write_the_twins_again_with_a_constant_changed_and_list_those_that_differ(small_twins, tmp_path):
+def test_twin_variants_write_the_twins_again_with_a_choice_changed_and_list_those_that_differ(small_twins, tmp_path):
     """scripts/twin_variants.py (the device script's VARIANTS): with no row short enough for a warp
-    (WARP_ROW_LIMIT=0), exactly the warp-per-row twins change, to a block per row, and changed.txt lists them for
-    gpu_twins.py --only; a constant the module does not have is refused, with its name."""
+    (warp_row_limit=0), exactly the warp-per-row twins change, to a block per row, and changed.txt lists them for
+    gpu_twins.py --only; a choice TwinChoices does not have is refused, with its name and the choices there are."""
     script = ROOT / "scripts" / "twin_variants.py"
     out = tmp_path / "variants"
     done = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out),
-                           "blockrows:harvest.twin.reduction.WARP_ROW_LIMIT=0"], capture_output=True, text=True, cwd=ROOT)
+                           "blockrows:warp_row_limit=0"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     changed = (out / "blockrows" / "changed.txt").read_text().split()
     warp_rows = sorted(f"small_model/{p.relative_to(small_twins)}" for p in small_twins.glob("*/twin/*.cu")
@@ -691,9 +692,27 @@ def test_twin_variants_write_the_twins_again_with_a_constant_changed_and_list_th
     for path in changed:
         text = (out / "blockrows" / path).read_text()
         assert "hv::block_reduce(" in text and "hv::warp_reduce(" not in text
-    bad = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out), "bad:harvest.twin.reduction.NO_SUCH=1"],
+    bad = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out), "bad:no_such=1"],
                          capture_output=True, text=True, cwd=ROOT)
-    assert bad.returncode == 1 and "harvest.twin.reduction has no NO_SUCH" in bad.stderr
+    assert bad.returncode == 1 and "'no_such' is not a twin choice; the choices are warp_row_limit, " in bad.stderr
+    old = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out), "old:harvest.twin.reduction.WARP_ROW_LIMIT=0"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert old.returncode == 1 and "is not NAME:CHOICE=INT[,...]" in old.stderr
+
+
+def test_twin_choices_are_data_changed_by_name_with_todays_values_as_the_defaults():
+    """TwinChoices: the defaults are the twins as timed (the five untimed variants off); `changed` takes the
+    VARIANTS form, an int per choice (0 or 1 for a yes-or-no one), and refuses a name or value it does not have."""
+    choices = TwinChoices()
+    assert (choices.warp_row_limit, choices.loop_copies, choices.column_rows_per_lane, choices.split_block_threads) == (1024, 4, 1, 0)
+    assert not (choices.split_warps_ungrouped or choices.split_looped_rows or choices.constant_row_block)
+    changed = choices.changed("split_looped_rows=1,loop_copies=2")
+    assert changed == TwinChoices(split_looped_rows=True, loop_copies=2) and changed.split_looped_rows is True
+    assert choices == TwinChoices()  # (frozen: a changed copy, never the defaults patched)
+    for bad, said in [("no_such=1", "'no_such' is not a twin choice"), ("loop_copies=x", "a twin choice's value is an integer"),
+                      ("constant_row_block=2", "constant_row_block is 0 or 1"), ("max_chunks=-1", "an integer, 0 or more")]:
+        with pytest.raises(UsageError, match=re.escape(said)):
+            choices.changed(bad)
 
 
 @pytest.fixture(scope="module")
@@ -703,13 +722,12 @@ def graph_break_h200(tmp_path_factory) -> Path:
 
 
 @pytest.mark.requires_nvcc
-def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_variant(graph_break_h200, tmp_path, monkeypatch):
-    """COLUMN_ROWS_PER_LANE=4 (a variant for the device to weigh; off by default): a looped column reduction's
+def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_variant(graph_break_h200, tmp_path):
+    """column_rows_per_lane=4 (a variant for the device to weigh; off by default): a looped column reduction's
     thread takes 4 neighbouring rows, reads them with one 16-byte load per column step when all 4 rows are there,
     the column mask holds and the address is aligned, keeps one accumulator a row, and reduces each row in turn."""
     assert "hv_first" not in twin_of(graph_break_h200, "g0_forward/sum_kernel.py").cuda  # off: the twin as timed
-    monkeypatch.setattr(reduction, "COLUMN_ROWS_PER_LANE", 4)
-    twin = twin_of(graph_break_h200, "g0_forward/sum_kernel.py")
+    twin = twin_of(graph_break_h200, "g0_forward/sum_kernel.py", choices=TwinChoices(column_rows_per_lane=4))
     assert "const int64_t hv_first = hv_tile + 4 * static_cast<int64_t>(threadIdx.x);" in twin.cuda
     assert "float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};  // one a row" in twin.cuda
     assert ("hv_fast_a_ptr = hv_first + 4 <= hv_rows && col_mask && "
@@ -908,26 +926,24 @@ def test_a_split_scan_gets_a_twin_that_scans_its_row_split_over_blocks(split_sca
 
 
 @pytest.mark.requires_nvcc
-def test_every_looped_row_reduction_can_split_its_rows_over_blocks_as_a_variant(embedding_ce_h200, tmp_path, monkeypatch):
-    """SPLIT_LOOPED_ROWS=1 (a variant for the device to weigh; off by default): a looped row reduction takes the
+def test_every_looped_row_reduction_can_split_its_rows_over_blocks_as_a_variant(embedding_ce_h200, tmp_path):
+    """split_looped_rows=1 (a variant for the device to weigh; off by default): a looped row reduction takes the
     cooperative twin's split, each of its passes over its block's chunk, a grid barrier after each reduction; the
     launcher splits only rows too few to fill the GPU (4096 rows of log_softmax: one block each, as before)."""
     assert "hv_splits" not in twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py").cuda  # off: the twin as timed
-    monkeypatch.setattr(reduction, "SPLIT_LOOPED_ROWS", 1)
-    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
+    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py", choices=TwinChoices(split_looped_rows=True))
     assert twin.cuda.count("hv::grid_sync(hv_splits);") == 3 and twin.cuda.count("const int32_t hv_begin") == 3  # a pass and a reduction each
     assert "hv::launch_rows_split(hv_splits > 1, log_softmax_kernel," in twin.launcher
     ptx_of(twin.cuda, tmp_path)
 
 
 @pytest.mark.requires_nvcc
-def test_a_looped_reduction_of_a_constant_row_can_fix_its_block_size_as_a_variant(embedding_ce_h200, tmp_path, monkeypatch):
-    """CONSTANT_ROW_BLOCK=1 (a variant for the device to weigh; off by default): a row of 8192 at 4 columns a
+def test_a_looped_reduction_of_a_constant_row_can_fix_its_block_size_as_a_variant(embedding_ce_h200, tmp_path):
+    """constant_row_block=1 (a variant for the device to weigh; off by default): a row of 8192 at 4 columns a
     thread a step takes a block of 512 that is a constant of the kernel, as Triton's block is, so each pass's column
     loop has a known trip count (4) and nvcc unrolls it: the three passes' 16-byte loads are issued 4 at a time."""
     assert "hv_block" not in twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py").cuda  # off: the twin as timed
-    monkeypatch.setattr(reduction, "CONSTANT_ROW_BLOCK", 1)
-    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py")
+    twin = twin_of(embedding_ce_h200, "g0_forward/log_softmax_kernel.py", choices=TwinChoices(constant_row_block=True))
     assert "constexpr int32_t hv_block = 512;" in twin.cuda and twin.cuda.count("col_start += 4 * hv_block) {") == 3
     assert "log_softmax_kernel<<<hv::row_blocks(hv_rows), 512, 0," in twin.launcher
     assert ptx_of(twin.cuda, tmp_path).count("ld.global.v4") == 12

@@ -22,7 +22,8 @@ from harvest.progress import counter
 from harvest.report import read_manifest
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.resources import load_template
-from harvest.twin import NoTwin, TwinSource, read_module, translate
+from harvest.twin import NoTwin, TwinChoices, TwinSource, read_module, translate
+from harvest.twin.choices import DEFAULT_CHOICES
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 
 # Kinds whose kernels get no CUDA twin, and why: a template's counterpart is the library's (cuBLAS, cuDNN: its eager reference).
@@ -90,7 +91,9 @@ def twin_harness_text() -> str:
 
 
 def twin_command(path: Path, *, force: bool = False, compile_check: bool = True, arch: str = "sm_90",
-                 on_progress: Callable[[str], None] = lambda message: None) -> TwinRun:
+                 on_progress: Callable[[str], None] = lambda message: None, choices: TwinChoices = DEFAULT_CHOICES) -> TwinRun:
+    """Every kernel module `path` selects translated (with `choices`, the twins as timed by default), compiled with
+    `nvcc -ptx` when `compile_check` and nvcc is found, and written with the manifest's and reports' twin entries."""
     out_dir, selected = find_extraction(Path(path))
     manifest = read_manifest(out_dir)
     run = TwinRun(out_dir)
@@ -116,7 +119,7 @@ def twin_command(path: Path, *, force: bool = False, compile_check: bool = True,
                 raise NoTwin(NO_TWIN_KINDS[kernel["kind"]])
             text = (out_dir / module).read_text(encoding="utf-8")
             facts = read_module(text, module)
-            source = translate(facts)
+            source = translate(facts, choices)
         except (NoTwin, OSError) as exc:
             outcome.status, outcome.reason = "no twin", str(exc)
         else:

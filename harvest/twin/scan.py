@@ -6,7 +6,8 @@ the carry, the combined value of every earlier tile, so that element i gets comb
 gives it. The combine function, a @triton.jit helper of the module, becomes a C++ lambda at the top of the kernel.
 Every thread of a tile takes part in its scan: a thread past the row's end computes the row's last element again
 (its index clamped) and stores nothing, and its value, after every real one in the row's order, changes none of
-theirs.
+theirs. Scans are statements of a reduction's row (persistent.py's passes, looped.py's tiles, split_rows.py's
+chunks); what a looped scan must be to be translated (tile_carries, check_scan_loads) is here.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import ast
 from dataclasses import dataclass, field
 
 from harvest.syntax import dotted
+from harvest.twin.body import Axes, defines, mask_of, names_used
 from harvest.twin.cpp import Emitter, Var
 from harvest.twin.expressions import Expressions, Statements
 from harvest.twin.no_twin import NoTwin
@@ -63,6 +65,36 @@ def is_last_of_tile(stmt: ast.stmt, bases: set[str]) -> ast.expr | None:
             and isinstance(mask.comparators[0], ast.BinOp) and isinstance(mask.comparators[0].op, ast.Sub)):
         raise NoTwin(f"select_one of another element than the tile's last: `{ast.unparse(stmt)[:80]}`")
     return call.args[0]
+
+
+def tile_carries(loop: ast.For, body: list[ast.stmt], axes: Axes) -> set[str]:
+    """Names a looped scan's body assigns that are the same for every column of a tile: made of select_one (the
+    tile's last value), the loop's offset and values from before the loop, never of a column's own value."""
+    columns = {axes.reduction_base}
+    bases = base_names(body, axes)
+    for stmt in loop.body:  # column-level: what reads the column index or a column-level value (select_one aside)
+        if isinstance(stmt, ast.Assign) and is_last_of_tile(stmt, bases) is None and names_used(stmt) & columns:
+            columns |= defines(stmt)
+        if isinstance(stmt, ast.Assign) and scan_call(stmt) is not None:
+            columns |= defines(stmt)
+    return {n for s in loop.body if isinstance(s, ast.Assign) for n in defines(s)} - columns
+
+
+def base_names(body: list[ast.stmt], axes: Axes) -> set[str]:
+    """The column index's names: the reduction base and its plain copies (`rbase = r0_base`)."""
+    names = {axes.reduction_base}
+    for stmt in ast.walk(ast.Module(list(body), [])):
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in names:
+            names |= defines(stmt)
+    return names
+
+
+def check_scan_loads(loop: ast.For) -> None:
+    """A looped scan's threads all take part in every tile, the last one's past the row included: each load of the
+    loop must be masked (Inductor's column mask) so that those read nothing."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and dotted(node.func) == "tl.load" and mask_of(node) is None:
+            raise NoTwin(f"a looped scan with a load without a mask: `{ast.unparse(node)[:80]}`")
 
 
 @dataclass
