@@ -498,6 +498,29 @@ def test_find_nvcc_looks_on_path_then_cuda_home_then_pip_wheels(tmp_path):
     assert "\n" not in str(raised.value)
 
 
+def imported_modules(path: Path) -> set[str]:
+    """The harvest modules a source file imports (at its top or inside a function), as dotted names."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harvest"):
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("harvest")}
+    return found
+
+
+def test_twin_and_ptx_share_what_they_share_below_both_and_neither_imports_the_others_command():
+    """The nvcc finder is harvest.nvcc and the kinds without a twin harvest.twin.no_twin: harvest/twin/ imports
+    nothing of harvest.ptx, and harvest/ptx/ nothing of harvest.twin but no_twin (no import cycle between them)."""
+    twin = {m for p in (ROOT / "harvest" / "twin").rglob("*.py") for m in imported_modules(p)}
+    assert not {m for m in twin if m.startswith("harvest.ptx")}
+    ptx = {m for p in (ROOT / "harvest" / "ptx").rglob("*.py") for m in imported_modules(p)}
+    assert {m for m in ptx if m.startswith("harvest.twin")} == {"harvest.twin.no_twin", "harvest.twin.no_twin.NO_TWIN_KINDS"}
+    assert imported_modules(ROOT / "harvest" / "nvcc.py") <= {"harvest.errors", "harvest.errors.ToolchainError"}
+
+
 # ------------------------------------------------------------------------------------------- the report
 
 

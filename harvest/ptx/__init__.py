@@ -20,6 +20,7 @@ constant. Compilation runs in a child process without TRITON_INTERPRET and with 
 Output is deterministic for a given toolchain: no temporary paths and no timestamps in the files written.
 """
 
+from harvest.nvcc import find_nvcc
 from harvest.ptx.command import PtxRun, ptx_command, resolve_targets
 from harvest.ptx.module import (
     Arch,
@@ -31,7 +32,7 @@ from harvest.ptx.module import (
 )
 from harvest.ptx.tables import CompiledSide, KernelPtx, render_tables
 from harvest.ptx.text import diff_counts, instruction_kinds, instruction_mix, normalize_ptx, parse_ptxas_log
-from harvest.ptx.toolchain import compile_triton_ptx, compile_twin_ptx, find_nvcc, toolchain_versions
+from harvest.ptx.toolchain import compile_triton_ptx, compile_twin_ptx, toolchain_versions
 
 __all__ = [
     "Arch", "CompileArgs", "CompiledSide", "KernelModule", "KernelPtx", "PtxRun", "compile_args",

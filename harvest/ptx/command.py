@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvest.errors import HarvestError, ParseError, ToolchainError, UsageError
+from harvest.nvcc import find_nvcc
 from harvest.ptx.module import Arch, KernelModule, compile_args, parse_arch, read_kernel_module
 from harvest.ptx.tables import CompiledSide, KernelPtx, plan_files
 from harvest.ptx.text import diff_counts, instruction_mix, normalize_ptx
-from harvest.ptx.toolchain import assemble, compile_triton_ptx, compile_twin_ptx, find_nvcc, tool_version
+from harvest.ptx.toolchain import assemble, compile_triton_ptx, compile_twin_ptx, tool_version
 from harvest.report import manifest_problem
 from harvest.text_output import plural
+from harvest.twin.no_twin import NO_TWIN_KINDS
 from harvest.writer import sha256, write_file, write_manifest
 
 Progress = Callable[[str], None]
@@ -96,8 +98,6 @@ def _twin_note(entry: dict | None, cu: Path, label: str) -> str:
         return f"no twin: {twin.get('reason') or twin.get('status')}"
     if isinstance(twin, dict) and twin.get("status") == "ok":
         return f"no twin: the manifest says there is one, but {label} is missing (re-run `harvest twin`)"
-    from harvest.twin.command import NO_TWIN_KINDS  # (kinds `harvest twin` writes no twin for, and why)
-
     if (entry or {}).get("kind") in NO_TWIN_KINDS:
         return f"no twin: {NO_TWIN_KINDS[entry['kind']]}"  # type: ignore[index]
     return f"no twin: {label} does not exist (`harvest twin` writes it)"

@@ -1,4 +1,4 @@
-"""The compilers `harvest ptx` and `harvest twin` use (the edges): finding nvcc, ptxas and cuobjdump, assembling PTX,
+"""The compilers `harvest ptx` uses (the edges): finding ptxas and cuobjdump (nvcc: harvest.nvcc), assembling PTX,
 the twin's `nvcc -ptx`, and Triton's own compile in a child process (`python -m harvest.ptx`)."""
 
 from __future__ import annotations
@@ -11,45 +11,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harvest.errors import HarvestError, ParseError, ToolchainError
+from harvest.nvcc import executable, find_nvcc
 from harvest.ptx.module import CHILD_PREFIX, Arch, KernelModule, check_kernel_region, compile_args
 from harvest.ptx.text import Resources, parse_ptxas_log, portable_file_paths, ptx_header
 
 # --------------------------------------------------------------------------------------- tools (edges)
-
-
-def _executable(path: Path) -> Path | None:
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
-def _site_dirs() -> list[Path]:
-    """Where pip's `nvidia` namespace package lives (its cu13/bin holds nvcc when the CUDA wheels are installed)."""
-    spec = importlib.util.find_spec("nvidia")
-    return [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-
-
-def find_nvcc(environ: Mapping[str, str] | None = None, nvidia_dirs: list[Path] | None = None) -> Path:
-    """nvcc from PATH, else $CUDA_HOME/bin, else the pip wheels' nvidia/cu13/bin (DESIGN #9); ToolchainError if none."""
-    environ = os.environ if environ is None else environ
-    found = shutil.which("nvcc", path=environ.get("PATH", ""))
-    if found:
-        return Path(found)
-    for variable in ("CUDA_HOME", "CUDA_PATH"):
-        if environ.get(variable) and _executable(Path(environ[variable]) / "bin" / "nvcc"):
-            return Path(environ[variable]) / "bin" / "nvcc"
-    for base in _site_dirs() if nvidia_dirs is None else nvidia_dirs:
-        for sub in ("cu13", "cu12", "cuda_nvcc"):
-            if _executable(base / sub / "bin" / "nvcc"):
-                return base / sub / "bin" / "nvcc"
-    raise ToolchainError(
-        "no nvcc to compile the twin: not on PATH, not in $CUDA_HOME/bin, no pip CUDA wheel "
-        "(install a CUDA toolkit, set CUDA_HOME, or `pip install nvidia-cuda-nvcc`)"
-    )
 
 
 def toolchain_versions() -> dict[str, str | None]:
@@ -83,7 +55,7 @@ def tool_candidates(name: str, nvcc: Path | None = None) -> list[Path]:
     bins = [_triton_bin(), nvcc.parent if nvcc else None]
     for directory in bins:
         for candidate in names:
-            if directory and _executable(directory / candidate):
+            if directory and executable(directory / candidate):
                 found.append(directory / candidate)
     on_path = shutil.which(name)
     if on_path:

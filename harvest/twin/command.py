@@ -18,18 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harvest.errors import HarvestError, UsageError
+from harvest.nvcc import find_nvcc
 from harvest.progress import counter
 from harvest.report import read_manifest
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinChoices, TwinSource, read_module, translate
 from harvest.twin.choices import DEFAULT_CHOICES
+from harvest.twin.no_twin import NO_TWIN_KINDS
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
 
-# Kinds whose kernels get no CUDA twin, and why: a template's counterpart is the library's (cuBLAS, cuDNN: its eager reference).
-NO_TWIN_KINDS = {
-    "template": "template (its CUDA counterpart is the library's, cuBLAS or cuDNN: `--bench` times it against the eager reference, torch.mm and the fused ops)",
-}
 TWIN_HARNESS_PATH = "twin_harness.py"  # beside the graphs: what every twin module of the extraction shares
 
 
@@ -167,8 +165,6 @@ COMPILING = "compiling CUDA twins (nvcc -ptx)"
 
 def _compile_all(outcomes: list[TwinOutcome], files: dict[str, str], arch: str, on_progress: Callable[[str], None]) -> str | None:
     """nvcc -ptx every twin (in parallel); a twin nvcc rejects is reported, never kept as if it were fine."""
-    from harvest.ptx import find_nvcc
-
     try:
         nvcc = find_nvcc()
     except HarvestError as exc:
