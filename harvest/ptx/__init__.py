@@ -1,4 +1,6 @@
 """`harvest ptx`: what a Triton kernel and its CUDA twin compile to, side by side, on a machine with no GPU.
+Takes: an extraction's kernel modules (text, checked before Triton compiles them) and their twins' .cu (`harvest twin`).
+Gives: PtxRun, a KernelPtx per kernel (both sides' normalized PTX, instruction mix, ptxas resources); OUT/<graph>/ptx/.
 
     module = read_kernel_module(text, "g0_inference/square_kernel.py")  # pure: `ast` only, nothing is executed
     args = compile_args(module)                        # pure: the signature Triton's launcher would specialize

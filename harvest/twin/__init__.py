@@ -1,4 +1,6 @@
-"""The CUDA C++ twin of an extracted Triton kernel: the same computation, one element (or one row) per CUDA thread.
+"""`harvest twin`: the CUDA C++ twin of each extracted Triton kernel, the same computation one element (or row) a thread.
+Takes: an extraction's kernel modules, read as text (never imported), and TwinChoices (the translators' tunables).
+Gives: TwinSource per kernel (.cu, launcher, notes) or NoTwin with the reason; command.py writes OUT/<graph>/twin/.
 
 Input is the text of an extracted kernel module, read as data with `ast` (never imported): the kernel between its
 `# >>> kernel` markers, CONFIG, ARGUMENTS (dtypes of the pointers, values of the scalars) and the grid of launch().
