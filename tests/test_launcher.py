@@ -153,3 +153,21 @@ def test_a_launch_the_jit_refuses_raises_the_jits_error(kwargs):
     launcher = DirectLaunch(launch_kernels.scale_kernel, first_launch=refusing, stream=lambda: 7)
     with pytest.raises(TypeError, match="missing 1 required positional argument"):
         launcher[(1,)](torch.zeros(4), torch.zeros(4), 4, **kwargs)
+
+
+def test_a_launcher_that_refuses_the_call_gives_the_launches_to_the_jit_and_says_why():
+    told = []
+    jit = JitStandIn()
+    launcher = DirectLaunch(launch_kernels.scale_kernel, first_launch=jit, stream=lambda: 7, on_fallback=told.append)
+    a, out = torch.zeros(64), torch.zeros(64)
+    launcher[(1,)](a, out, 64, 2.0, BLOCK=32)
+
+    def refuse(*args):
+        raise TypeError("function takes exactly 17 arguments (15 given)")
+
+    jit.kernels[0].run = refuse
+    for _ in range(3):
+        launcher[(1,)](a, out, 64, 2.0, BLOCK=32)
+    assert len(jit.launches) == 4 and launcher.direct_launches == 0
+    assert told == ["the direct launch failed (TypeError: function takes exactly 17 arguments (15 given)); launched "
+                    "through Triton's JIT"]

@@ -64,15 +64,19 @@ class DirectLaunch:
     """Stands in for a module's @triton.jit kernel: `kernel[grid](*args, **kwargs)` in the module's launch() comes
     here. `first_launch(grid, args, kwargs)` launches through the JIT and returns the compiled kernel (the
     default: the JITFunction's own run); `stream()` gives the stream to launch on (default: Triton's driver's
-    current stream)."""
+    current stream). Should the compiled launcher refuse a call, every launch goes through the JIT from then on,
+    and `on_fallback` is told why."""
 
-    def __init__(self, fn: Any, first_launch: Callable | None = None, stream: Callable[[], Any] | None = None) -> None:
+    def __init__(self, fn: Any, first_launch: Callable | None = None, stream: Callable[[], Any] | None = None,
+                 on_fallback: Callable[[str], None] = lambda why: None) -> None:
         self.fn = fn
+        self.on_fallback = on_fallback  # told why, once, if the direct launch is given up
         self.names = [p.name for p in fn.params]
         self.constexpr = [p.is_constexpr for p in fn.params]
         signature = inspect.signature(fn.fn)
         self.defaults = {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
         self.compiled: dict[Any, Any] = {}
+        self.failed = ""  # why the direct launch was given up, if it was
         self.jit_launches = 0  # launches that went through the JIT (a new specialization)
         self.direct_launches = 0
         self.first_launch = first_launch or (lambda grid, args, kwargs: fn.run(*args, grid=grid, warmup=False, **kwargs))
@@ -135,8 +139,23 @@ class DirectLaunch:
         stream = self.stream()
         grid_y = grid[1] if len(grid) > 1 else 1
         grid_z = grid[2] if len(grid) > 2 else 1
-        kernel.run(grid[0], grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
-                   kernel.launch_metadata(grid, stream, *values), self.hooks.launch_enter_hook,
-                   self.hooks.launch_exit_hook, *values)
+        try:
+            kernel.run(grid[0], grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
+                       kernel.launch_metadata(grid, stream, *values), self.hooks.launch_enter_hook,
+                       self.hooks.launch_exit_hook, *values)
+        except (TypeError, ValueError, AttributeError) as exc:
+            # The compiled launcher refused the call before launching (this Triton calls it another way): the JIT
+            # launches this and every later launch, and the run says why.
+            self.failed = f"the direct launch failed ({type(exc).__name__}: {exc}); launched through Triton's JIT"
+            self.compiled.clear()
+            self.first_launch = self.jit_only(self.first_launch)
+            self.on_fallback(self.failed)
+            self.jit_launches += 1
+            return self.first_launch(grid, args, kwargs)
         self.direct_launches += 1
         return kernel
+
+    @staticmethod
+    def jit_only(first_launch: Callable) -> Callable:
+        """A first launch whose compiled kernel is not kept: every launch goes through the JIT."""
+        return lambda grid, args, kwargs: (first_launch(grid, args, kwargs), None)[1]

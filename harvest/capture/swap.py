@@ -88,6 +88,11 @@ class KernelSwaps:
 
         return launch, positions
 
+    def fell_back(self, path: str, why: str) -> None:
+        """A module whose direct launch was given up mid-run: the run's launch line says so (the last word wins)."""
+        self.unavailable[path] = why
+        self.log.write({"event": "swapped", "module": path, "graph": None, "kernel": None, "launch": f"jit: {why}"})
+
     def launch_path(self, swap: dict) -> str:
         """How the module's kernel is launched: "direct" (its compiled kernel, as Inductor's launcher does) or
         "jit: <why>" (through Triton's JIT at every launch)."""
@@ -108,11 +113,12 @@ class KernelSwaps:
                 self.log.write({"event": "swap_failed", "module": path, "error": f"{type(exc).__name__}: {message}"})
                 raise SwapRefused(f"{path}: {type(exc).__name__}: {message}") from exc
             self.modules[path] = module
-            self.unavailable[path] = _launch_directly(module, str(swap.get("module_kernel") or ""))
+            self.unavailable[path] = _launch_directly(module, str(swap.get("module_kernel") or ""),
+                                                      lambda why, path=path: self.fell_back(path, why))
         return self.modules[path]
 
 
-def _launch_directly(module: Any, kernel: str) -> str:
+def _launch_directly(module: Any, kernel: str, on_fallback: Callable[[str], None]) -> str:
     """Put a DirectLaunch in place of the module's kernel, which its launch() launches: "" when done, else why not."""
     why = direct_launch_unavailable()
     if why:
@@ -120,7 +126,7 @@ def _launch_directly(module: Any, kernel: str) -> str:
     fn = getattr(module, kernel, None)
     if not (hasattr(fn, "run") and hasattr(fn, "params") and hasattr(fn, "fn")):
         return f"{kernel} is not a @triton.jit function of the module (an autotuner or another wrapper launches it)"
-    setattr(module, kernel, DirectLaunch(fn))
+    setattr(module, kernel, DirectLaunch(fn, on_fallback=on_fallback))
     return ""
 
 

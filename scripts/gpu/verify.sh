@@ -4,7 +4,8 @@
 #
 #   OUT=$OUT bash scripts/gpu/verify.sh launch   `harvest run --with` (issue 46): every kernel swapped unedited
 #                                                (-k '*') on small_model, square_square and a transformer training
-#                                                step; small_model's two softmaxes at num_warps 8; a reduce-overhead
+#                                                step (TRAIN_STEP=..., a zoo model's when ZOO holds it); small_model's
+#                                                two softmaxes at num_warps 8; a reduce-overhead
 #                                                target (CUDA graphs) with one edited kernel; their run.md tables.
 #                                                Beside it: tests/targets/zoo_misses.py captured on the GPU (its raw/,
 #                                                the launch data left out: a test fixture). ZOO="a.py b.py": those
@@ -55,16 +56,16 @@ PY
 }
 
 run_with() {  # run_with NAME TARGET ARGS...: harvest run, then its run.md's launch line and timing table
-  local name=$1 target=$2
+  local name=$1 target=$2  # (NAME: the extraction under $X, zoo/<model> for a zoo model's)
   shift 2
-  timeout "${RUN_S:-200}" python3 -m harvest run "$target" --with "$X/$name" "$@" > "$L/run_$name.log" 2>&1
+  timeout "${RUN_S:-200}" python3 -m harvest run "$target" --with "$X/$name" "$@" > "$L/run_${name//\//_}.log" 2>&1
   local rc=$?
   local md
   md=$(ls -t "$X/$name"/runs/*/run.md 2>/dev/null | head -1)
   echo "== harvest run $target --with $X/$name $* : exit $rc ($(elapsed) s)"
-  tail -n 2 "$L/run_$name.log"
+  tail -n 2 "$L/run_${name//\//_}.log"
   [ -n "$md" ] && sed -n '/^Results /p;/^Launch path/p;/^| what/,/^$/p;/host, not the kernels/p;/CUDA graph and replayed/p;/The target ran CUDA graphs/p' "$md"
-  [ -n "$md" ] && cp "$md" "$L/run_$name.md" && cp "$(dirname "$md")/run.json" "$L/run_$name.json"
+  [ -n "$md" ] && cp "$md" "$L/run_${name//\//_}.md" && cp "$(dirname "$md")/run.json" "$L/run_${name//\//_}.json"
 }
 
 zoo_extract() {  # the zoo models named in $ZOO, extracted a few at a time in the background (their checks later)
@@ -107,7 +108,13 @@ if [ "$section" = launch ]; then
   done
   extract examples/small_model.py small_model & pids+=($!)
   extract examples/square_square.py square_square & pids+=($!)
-  extract examples/models/transformer_encoder.py transformer_encoder & pids+=($!)
+  # a transformer's training step for the unedited swap: TRAIN_STEP (default transformer_encoder), or one of $ZOO
+  train=${TRAIN_STEP:-examples/models/transformer_encoder.py}
+  train_name=$(basename "$train" .py)
+  case " ${ZOO:-} " in
+    *" $train "*) train_dir=zoo/$train_name ;;
+    *) train_dir=$train_name; extract "$train" "$train_name" & pids+=($!) ;;
+  esac
   extract examples/models/reduce_overhead.py reduce_overhead & pids+=($!)
   extract tests/targets/zoo_misses.py zoo_misses & pids+=($!)
   wait "${pids[@]}"  # (the zoo's extractions too: the timings below want the machine to themselves)
@@ -121,7 +128,7 @@ if [ "$section" = launch ]; then
   edited=$(ls "$X"/reduce_overhead/g0_inference/*softmax*.py 2>/dev/null | head -1)
   [ -n "$edited" ] && sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$edited" && echo "edited ${edited#$X/}: num_warps 8"
   run_with reduce_overhead examples/models/reduce_overhead.py --rtol 1e-4 --atol 1e-4
-  run_with transformer_encoder examples/models/transformer_encoder.py -k '*'
+  run_with "$train_dir" "$train" -k '*'
   pack
   # the GPU capture of zoo_misses, its launch data left out: a fixture for tests/test_reference_zoo.py
   [ -d "$X/zoo_misses/raw" ] && (cd "$X/zoo_misses" && tar czf "$OUT/zoo_misses_raw.tgz" --exclude records raw manifest.json)
