@@ -18,6 +18,7 @@ from harvest.ops import SAME_VALUES, SLICE_OPS, UPDATES_FIRST_ARG, is_collective
 from harvest.parse.fx_args import read_fx_arguments
 from harvest.reference.access import OP_FAMILIES, Access, top_op
 from harvest.reference.bound import FragmentBinding
+from harvest.reference.convolution import bind_convolution_without_bias, convolution_without_bias
 from harvest.reference.fragment import (
     Fragment,
     Op,
@@ -35,9 +36,6 @@ from harvest.reference.inplace import scatter_view_copies, scattered_name, viewe
 from harvest.reference.split import SPLIT_REDUCTIONS, bind_partial_inputs, bind_partial_outputs, partial_of
 from harvest.reference.totals import bind_mean_totals, stored_total
 from harvest.reference.var_mean import bind_var_mean_partials
-from harvest.reference.welford import (
-    define_before,
-)
 from harvest.syntax import dotted
 
 # An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
@@ -162,7 +160,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
             bind_input(buffer, param, buffer)
         else:
             bind_input(node, param, buffer)
-    _bind_convolution_without_bias(binding, buffers, fragment)
+    bind_convolution_without_bias(binding, buffers, fragment, access)
     bind_mean_totals(binding, access, fragment)
     # Outputs: the node whose value each stored parameter holds after the launch.
     split: dict[str, dict[str, tuple[int, ...]]] = {}
@@ -188,7 +186,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if chosen is not None:
             binding.outputs[param] = stored_total(chosen, param, access, fragment)
             continue
-        unbiased = _convolution_without_bias(buffer, buffers, fragment, binding)
+        unbiased = convolution_without_bias(buffer, buffers, fragment, binding)
         if unbiased is not None:
             binding.outputs[param] = unbiased
             continue
@@ -214,33 +212,6 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
             binding.outputs[param] = copied
             del binding.unchecked[param]
     return fragment, binding
-
-
-def _bind_convolution_without_bias(binding: FragmentBinding, buffers: dict[str, dict], fragment: Fragment) -> None:
-    """On a GPU Inductor runs a convolution with bias as the library's convolution without it, then adds the bias in
-    the kernel that reads the result (often in place): the buffer it reads comes from the convolution node but is not
-    its value. The reference computes that node as the kernel does: the buffer plus the bias, one per channel."""
-    for name in list(binding.inputs):
-        info = buffers.get(name) or {}
-        origins = info.get("origins") or []
-        if info.get("node") or len(origins) != 1:
-            continue
-        conv = fragment.ops.get(origins[0])
-        if conv is None or conv.target != "torch.ops.aten.convolution.default" or len(conv.args) < 3:
-            continue
-        bias = conv.args[2]
-        meta = binding.input_meta.get(name) or conv.meta  # (the library call's own buffer: the wrapper may not say)
-        if not isinstance(bias, FxRef) or bias.name not in binding.inputs or meta is None or len(meta.shape) < 2:
-            continue
-        binding.input_meta[name] = meta
-        before = list(fragment.ops)
-        per_channel = f"{conv.name}_bias"
-        shape = FxList(tuple(FxExpr((text,)) for text in ["1", "-1"] + ["1"] * (len(meta.shape) - 2)))
-        fragment.ops[per_channel] = Op(per_channel, "torch.ops.aten.reshape.default", (bias, shape), {}, None)
-        fragment.ops[conv.name] = Op(conv.name, "torch.ops.aten.add.Tensor", (FxRef(name), FxRef(per_channel)), {},
-                                      conv.meta)
-        fragment.broken.pop(conv.name, None)
-        define_before(fragment, before, {conv.name})
 
 
 def _stored_load(param: str, access: Access) -> ast.Call | None:
@@ -319,24 +290,6 @@ def _copied_value(param: str, buffer: str, buffers: dict[str, dict], fragment: F
     return found[0] if len(found) == 1 else None
 
 
-def _convolution_without_bias(buffer: str, buffers: dict[str, dict], fragment: Fragment, binding: FragmentBinding
-                              ) -> str | None:
-    """The node a convolution template's output holds: on a GPU Inductor convolves without the bias (a later kernel
-    adds it), so the buffer holds no node's value but that of the same convolution with no bias, which the
-    reference computes from the input and weight the template read (None when the buffer is not that)."""
-    origins = (buffers.get(buffer) or {}).get("origins") or []
-    conv = fragment.ops.get(origins[0]) if len(origins) == 1 else None
-    if conv is None or conv.target != "torch.ops.aten.convolution.default" or len(conv.args) < 3:
-        return None
-    x, w, bias = conv.args[:3]
-    if not (isinstance(x, FxRef) and isinstance(w, FxRef) and isinstance(bias, FxRef)
-            and x.name in binding.inputs and w.name in binding.inputs):
-        return None
-    name = f"{conv.name}_without_bias"
-    fragment.ops[name] = Op(name, conv.target, (x, w, FxExpr(("None",)), *conv.args[3:]), dict(conv.kwargs), conv.meta)
-    return name
-
-
 def _buffer_node(buffer: str, buffers: dict[str, dict], fragment: Fragment, graph: Graph) -> str | None:
     """The FX node whose value a buffer is: the node lowered to it, else the one node that views all of it (a
     Welford buffer is the mean that `getitem_3` reshapes; the tuple node itself does not count)."""
@@ -365,7 +318,10 @@ def _last_of_origins(origins: list[str], fragment: Fragment, size: int | None) -
         return None  # a buffer from one node only, not its value: an intermediate of that node's lowering
     tensors = [o for o in origins if o in fragment.ops and o not in fragment.broken and fragment.ops[o].meta is not None]
     read = {r for o in tensors for v in (*fragment.ops[o].args, *fragment.ops[o].kwargs.values()) for r in fx_refs(v)}
-    sinks = [o for o in tensors if o not in read and numel_of(fragment.ops[o].meta.shape) == size]
+    sized = [o for o in tensors if numel_of(fragment.ops[o].meta.shape) == size]
+    sinks = [o for o in sized if o not in read]
+    if not sinks and len(sized) == 1:  # (an argument of the call read by it: a convolution's bias cast to fp16)
+        return sized[0]
     return sinks[0] if len(sinks) == 1 else None
 
 
