@@ -21,7 +21,7 @@ reference coverage (full / partial / none; a kernel with no module counts as non
 the reference does not compute, and flags a FAIL whose record matched bit for bit: a reference bug (false FAIL).
 --doc FILE writes the zoo's table, totals and reasons into FILE between the markers ZOO_BEGIN/ZOO_END (the rest of
 the file is left as it is). Each model's result is saved as OUT/models/<stem>.json when it is done; --resume takes
-those of unchanged targets instead of running them again (a long run that was stopped goes on).
+those of unchanged targets that extracted instead of running them again (a long run that was stopped goes on).
 """
 
 from __future__ import annotations
@@ -199,6 +199,8 @@ def run_model(target: Path, options, device: str, pool) -> dict:
     python = sys.executable
     shown = display_path(target)
     result: dict = {"model": stem, "target": shown, "target_sha256": target_digest(target)}
+    source = harvest_source(device)  # per model: a long run may see the checkout change under it
+    result["harvest"] = source.get("commit", "?") + (" + uncommitted changes" if source.get("uncommitted") else "")
 
     if options.no_plain:
         result["plain_rc"], result["plain_s"] = 0, 0.0
@@ -379,8 +381,12 @@ def reason_class(why: str) -> str:
     """One line per kind of reason a kernel output has no eager reference: buffer, node and parameter numbering as
     N, and the list of FX nodes an intermediate buffer came from left out (each kernel lists its own)."""
     why = re.sub(r"\(Inductor's own intermediate, from [^)]*\)", "(Inductor's own intermediate)", why)
+    why = re.sub(r", from [\w., ]+$", "", why)  # `bufN is updated in place by bufM, from <its FX nodes>`
+    why = re.sub(r"\[[^\]]*\]", "[...]", why)  # shapes, symbolic ones included
+    why = re.sub(r"^\w+ has shape \[", "<node> has shape [", why)
     why = re.sub(r"(?<=[A-Za-z_])\d+\b", "N", why)
-    return re.sub(r"\b(in_out_ptr|in_ptr|out_ptr)N\b", "<param>", why)
+    why = re.sub(r"\b(in_out_ptr|in_ptr|out_ptr)N\b", "<param>", why)
+    return re.sub(r"\b([A-Za-z]\w*)_N\b", r"\1", why)  # view_N and view: one op
 
 
 def origin_ops(why: str) -> str:
@@ -402,7 +408,7 @@ def zoo_markdown(matrix: dict) -> str:
     shrink = matrix.get("shrink") or {}
     out = [f"Device: {matrix['device']}; torch {matrix['torch']}, triton {matrix['triton']}, python {matrix['python']}"
            + "".join(f", {name} {version}" for name, version in sorted((matrix.get("libraries") or {}).items())) + ".",
-           f"harvest commit {source.get('commit', '?')}"
+           f"harvest at the end of the run: {source.get('commit', '?')}"
            + (f" with uncommitted changes in {', '.join(source['uncommitted'])}" if source.get("uncommitted") else "")
            + f"; `--check` per module, timeout {matrix['timeout_s']:.0f} s"
            + (f"; modules whose recorded grid has more than {shrink['above']} programs checked with "
@@ -411,21 +417,24 @@ def zoo_markdown(matrix: dict) -> str:
            "eager reference per kernel as the manifest counts it: full (every output the kernel writes), partial, "
            "none (a kernel without a module counts as none); outputs each oracle compared and found equal (recorded "
            "= the run's own tensors, reference = the eager reference); seconds of `harvest extract` and of all "
-           "checks one after another.", "",
+           "checks one after another; the harvest commit the model ran with (+: with uncommitted changes in "
+           "harvest/ or templates/).", "",
            "| model | graphs | kernels | modules | pass | fail | crash / timeout | reference full / partial / none | "
-           "outputs compared: recorded / reference | --shrink | extract | checks |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "outputs compared: recorded / reference | --shrink | extract | checks | harvest |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
-    def row(name: str, c: dict, graphs: int, extract: str, checks: str) -> str:
+    def row(name: str, c: dict, graphs: int, extract: str, checks: str, commit: str) -> str:
         return (f"| {name} | {graphs} | {c['kernels']} | {c['standalone']} | {c['passing']} | {c['fail']} | "
                 f"{c['crash']} / {c['timeout']} | {c['reference_full']} / {c['reference_partial']} / "
                 f"{c['reference_none']} | {c['outputs_recorded']} / {c['outputs_reference']} | {c['shrunk']} | "
-                f"{extract} | {checks} |")
+                f"{extract} | {checks} | {commit} |")
 
+    commits = Counter(m.get("harvest", "?") for m in models)
     for m in models:
         extract = seconds(m["extract_s"]) + ("" if m["extract_rc"] == 0 else f" (exit {m['extract_rc']})")
-        out.append(row(m["model"], m["counts"], m["graphs"], extract, seconds(m["counts"]["check_s"])))
-    out.append(row("**total**", total, total["graphs"], seconds(total["extract_s"]), seconds(total["check_s"])))
+        commit = m.get("harvest", "?").replace(" + uncommitted changes", "+")
+        out.append(row(m["model"], m["counts"], m["graphs"], extract, seconds(m["counts"]["check_s"]), commit))
+    out.append(row("**total**", total, total["graphs"], seconds(total["extract_s"]), seconds(total["check_s"]), ""))
     kernels, full = total["kernels"], total["reference_full"]
     failed = [m for m in models if m["extract_rc"] != 0 or m.get("extract_error")]
     percent = lambda n: f"{100 * n / kernels:.1f} %" if kernels else "-"
@@ -439,7 +448,9 @@ def zoo_markdown(matrix: dict) -> str:
             f"{total['outputs_reference']} against the eager reference.",
             f"- False FAILs (the record matched bit for bit, the reference disagreed): **{total['false_fail']}**.",
             f"- `harvest extract` {seconds(total['extract_s'])} in all; checks {seconds(total['check_s'])} one after "
-            f"another."]
+            f"another.",
+            "- harvest per model: " + ", ".join(f"{commit} ({n} models)" for commit, n in sorted(commits.items()))
+            + ("" if len(commits) == 1 else " (the checkout changed during the run)") + "."]
 
     out += ["", "## Extract errors", ""]
     out += [f"- {m['model']}: exit {m['extract_rc']}: `{(m.get('extract_error') or ['no output'])[-1]}` "
@@ -473,9 +484,9 @@ def zoo_markdown(matrix: dict) -> str:
             if not whys:
                 whys = {"(all)": f"the manifest gives reference coverage '{k.get('reference')}' and no reason"}
             for output, why in sorted(whys.items()):
-                ops = origin_ops(why)
-                groups.setdefault(reason_class(why), []).append(
-                    f"`{where}` {output} ({k.get('reference')})" + (f": from {ops}" if ops else ""))
+                ops, kind = origin_ops(why), reason_class(why)
+                detail = f": from {ops}" if ops else (f": {why}" if re.search(r"\[|, from ", why) else "")
+                groups.setdefault(kind, []).append(f"`{where}` {output} ({k.get('reference')})" + detail)
     out += ["", "## Kernels without a full eager reference, by reason", "",
             f"{total['reference_partial'] + total['reference_none']} kernels; one line per output the reference does "
             "not compute (model/module, output, the kernel's coverage; for an intermediate buffer the FX ops it came "
@@ -593,7 +604,7 @@ def main() -> int:
             kept = saved / f"{target.stem}.json"
             if options.resume and kept.exists():
                 model = json.loads(kept.read_text(encoding="utf-8"))
-                if model.get("target_sha256") == target_digest(target):
+                if model.get("target_sha256") == target_digest(target) and model.get("extract_rc") == 0:
                     print(f"[{target.stem}] --resume: kept {display_path(kept)}", file=sys.stderr, flush=True)
                     models.append(model)
                     continue
