@@ -15,7 +15,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tests" / "targets"))
 import launch_kernels  # noqa: E402
 
-from harvest.capture.launcher import DirectLaunch, argument_key, direct_launch_unavailable  # noqa: E402
+from harvest.capture.launcher import DirectLaunch, argument_key, direct_launch_unavailable, made_keyer  # noqa: E402
 
 
 class FakeCompiled:
@@ -112,9 +112,9 @@ def test_one_key_is_one_triton_specialization():
 def test_argument_keys():
     storage = torch.zeros(64)
     assert argument_key(storage) == (torch.float32, True) and argument_key(storage[1:]) == (torch.float32, False)
-    assert argument_key(True) == ("bool", True) and argument_key(1) != argument_key(2)
-    assert argument_key(32) == ("int", False, True, True, True) and argument_key(2**31)[3] is False
-    assert argument_key(0.5) == ("float",) and argument_key(None) == ("none",) and argument_key((1, 2)) is None
+    assert argument_key(True) == (bool, True) and argument_key(1) != argument_key(2) != argument_key(True)
+    assert argument_key(32) == (int, False, True, True, True) and argument_key(2**31)[3] is False
+    assert argument_key(0.5) == (float,) and argument_key(None) == (None,) and argument_key((1, 2)) is None
 
 
 def test_a_new_specialization_or_config_goes_through_the_jit_again():
@@ -171,3 +171,33 @@ def test_a_launcher_that_refuses_the_call_gives_the_launches_to_the_jit_and_says
     assert len(jit.launches) == 4 and launcher.direct_launches == 0
     assert told == ["the direct launch failed (TypeError: function takes exactly 17 arguments (15 given)); launched "
                     "through Triton's JIT"]
+
+
+def test_the_written_out_keyer_gives_argument_keys_and_nothing_for_other_kinds():
+    storage = torch.zeros(64)
+    args = (storage, storage[1:], 16, True, 0.5, None)
+    keyer = made_keyer(args)
+    assert keyer(*args) == tuple(map(argument_key, args))
+    assert keyer(storage, storage, 1, False, 1.5, None) == tuple(map(argument_key, (storage, storage, 1, False, 1.5, None)))
+    # another kind of value where the keyer was made for one: None there (no kernel is taken), or it raises
+    assert keyer(storage, storage, True, 1, 2, None)[2:5] == (None, None, None)
+    with pytest.raises(AttributeError):
+        keyer(3, storage, 16, True, 0.5, None)
+
+
+def test_the_first_specialization_gets_a_launch_written_out_and_others_go_the_general_way():
+    launcher, jit = direct(launch_kernels.scale_kernel)
+    storage = torch.zeros(256)
+    assert launcher.fast is DirectLaunch.launch_generally
+    launcher[(1,)](storage[:64], storage[64:128], 64, 2.0, BLOCK=32)
+    assert launcher.fast is not DirectLaunch.launch_generally
+    launcher[(1,)](storage[:64], storage[64:128], 64, 2.0, BLOCK=32)  # written out: the compiled launcher
+    launcher[(1,)](storage[1:65], storage[64:128], 64, 2.0, BLOCK=32)  # misaligned: the JIT, then the general way
+    launcher[(1,)](storage[1:65], storage[64:128], 64, 2.0, BLOCK=32)
+    launcher[(1,)](storage[:64], storage[64:128], 48, 2.0, BLOCK=32)  # another size, the same specialization
+    assert len(jit.launches) == 2 and launcher.direct_launches == 3
+    (written, general), [misaligned] = jit.kernels[0].calls, jit.kernels[1].calls
+    plain = lambda call: [v.data_ptr() if isinstance(v, torch.Tensor) else v for v in call[9:]]  # noqa: E731
+    at = storage.data_ptr()
+    assert plain(written) == [at, at + 256, 64, 2.0, 32, 4]  # (the default EXTRA=4 last)
+    assert plain(general) == [at, at + 256, 48, 2.0, 32, 4] and plain(misaligned)[0] == at + 4

@@ -191,7 +191,7 @@ def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict
                 swaps.enabled = mode == "edited"
                 names = [inductor if mode == "inductor" else mine for inductor, mine in pairs]
                 found = kernel_times(call, inputs, names, kernel_reps)
-                for (inductor, mine), name in zip(pairs, names):
+                for (inductor, _mine), name in zip(pairs, names):
                     times.setdefault(f"{mode}:{inductor}", []).extend(found.get(name, []))
         for inductor, mine in pairs:
             kernels.append({"graph": graph, "kernel": inductor, "module_kernel": mine,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 INT32 = range(-(2**31), 2**31)
@@ -45,27 +46,127 @@ def direct_launch_unavailable() -> str:
 
 
 def argument_key(value: Any) -> Any:
-    """What of an argument's value Triton's specialization can depend on (a superset of it); None for a kind of
-    value this key does not know (such a launch goes through the JIT)."""
+    """What of an argument's value Triton's specialization can depend on (a superset of it; a scalar's type
+    included, so that no two kinds of value share a key); None for a kind of value this key does not know (such a
+    launch goes through the JIT)."""
+    kind = type(value)
+    if kind is int:
+        return (int, value == 1, value % 16 == 0, -(2**31) <= value < 2**31, value < 2**63)
+    if kind is bool or kind is float:
+        return (kind, value) if kind is bool else (float,)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         return (value.dtype, value.data_ptr() % 16 == 0)
-    if isinstance(value, bool):
-        return ("bool", value)  # (a constexpr or an i1: both are keyed by value)
-    if isinstance(value, int):
-        return ("int", value == 1, value % 16 == 0, value in INT32, value < 2**63)
-    if isinstance(value, float):
-        return ("float",)
     if value is None:
-        return ("none",)
+        return (None,)
     return None
+
+
+# argument_key's expression for each kind of value, for a keyer ({a}: the argument); another kind gives None
+_KEY_TEXT: dict[Any, str] = {
+    "tensor": "({a}.dtype, {a}.data_ptr() % 16 == 0)",
+    int: "((int, {a} == 1, {a} % 16 == 0, -2147483648 <= {a} < 2147483648, {a} < 2**63) if type({a}) is int else None)",
+    bool: "((bool, {a}) if type({a}) is bool else None)",
+    float: "((float,) if type({a}) is float else None)",
+    type(None): "((None,) if {a} is None else None)",
+}
+
+
+def made_keyer(args: tuple) -> Callable[..., tuple] | None:
+    """A function of a call's arguments that returns what argument_key gives for each, written out for the kinds
+    of value `args` holds (what a launch spends on its key); for another kind it raises or gives None there."""
+    parts = []
+    for index, value in enumerate(args):
+        kind = type(value)
+        if kind not in _KEY_TEXT and hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+            kind = "tensor"
+        if kind not in _KEY_TEXT:
+            return None
+        parts.append(_KEY_TEXT[kind].format(a=f"a{index}"))
+    names = ", ".join(f"a{i}" for i in range(len(args)))
+    namespace: dict[str, Any] = {}
+    exec(f"def keyer({names}):\n    return ({', '.join(parts)},)\n", namespace)  # noqa: S102 (harvest's own text)
+    return namespace["keyer"]
+
+
+def _condition(index: int, value: Any, namespace: dict[str, Any]) -> str | None:
+    """What an argument must be to take the kernel compiled for `value` at this position (the same dtype and
+    alignment, the same integer): Python text of a{index}, its constants put in `namespace`."""
+    a, kind = f"a{index}", type(value)
+    if kind is int or kind is bool:
+        namespace[f"v{index}"] = value
+        return f"type({a}) is {kind.__name__} and {a} == v{index}"
+    if kind is float:
+        return f"type({a}) is float"
+    if value is None:
+        return f"{a} is None"
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        namespace[f"d{index}"] = value.dtype
+        aligned = "==" if value.data_ptr() % 16 == 0 else "!="
+        return f"{a}.dtype is d{index} and {a}.data_ptr() % 16 {aligned} 0"
+    return None
+
+
+def made_fast_path(owner: Any, args: tuple, kwargs: dict, plan: Any, kernel: Any) -> Callable | None:
+    """The launch of `kernel` for calls like this one (the same keywords and values, arguments of the same kinds
+    and specialization), written out as Inductor writes its launchers: a few checks, then the compiled launcher.
+    It returns False, launching nothing, for any other call; None when the call cannot be written so."""
+    namespace: dict[str, Any] = {"owner": owner, "expected": dict(kwargs), "kernel": kernel,
+                                 "function": kernel.function, "packed": kernel.packed_metadata, "hooks": owner.hooks}
+    conditions = [_condition(i, v, namespace) for i, v in enumerate(args)]
+    if None in conditions:
+        return None
+    given = tuple(kwargs.values())
+    tail = []
+    for number, (index, default) in enumerate(plan.after):
+        namespace[f"c{number}"] = default if index is None else given[index]
+        tail.append(f"c{number}")
+    names = [f"a{i}" for i in range(len(args))]
+    values = ", ".join(names + tail)
+    text = f"""def fast(grid, args, kwargs):
+    if len(args) != {len(args)} or callable(grid) or kwargs != expected:
+        return False
+    {", ".join(names)}{"," if len(names) == 1 else ""} = args
+    try:
+        if not ({" and ".join(conditions) or "True"}):
+            return False
+    except AttributeError:
+        return False
+    stream = owner.given_stream
+    owner.given_stream = None
+    if stream is None:
+        stream = owner.stream()
+    grid_y = grid[1] if len(grid) > 1 else 1
+    grid_z = grid[2] if len(grid) > 2 else 1
+    enter = hooks.launch_enter_hook
+    metadata = kernel.launch_metadata(grid, stream, {values}) if enter is not None else None
+    try:
+        kernel.run(grid[0], grid_y, grid_z, stream, function, packed, metadata, enter, hooks.launch_exit_hook, {values})
+    except (TypeError, ValueError, AttributeError):  # refused before launching: the general way says why
+        owner.given_stream = stream
+        owner.fast = owner.launch_generally
+        return False
+    owner.direct_launches += 1
+    return True
+"""
+    exec(text, namespace)  # noqa: S102 (harvest's own text)
+    return namespace["fast"]
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """How one shape of call (so many positional arguments, these keyword names) binds to the kernel's parameters:
+    for each parameter after the positional ones, the keyword's position in the call or a default value."""
+
+    after: tuple[tuple[int | None, Any], ...]  # (index into the call's keyword values, or None and the default)
+    options: tuple[int, ...]  # the keyword values that are launch options (num_warps, ...), not parameters
 
 
 class DirectLaunch:
     """Stands in for a module's @triton.jit kernel: `kernel[grid](*args, **kwargs)` in the module's launch() comes
     here. `first_launch(grid, args, kwargs)` launches through the JIT and returns the compiled kernel (the
     default: the JITFunction's own run); `stream()` gives the stream to launch on (default: Triton's driver's
-    current stream). Should the compiled launcher refuse a call, every launch goes through the JIT from then on,
-    and `on_fallback` is told why."""
+    current stream), unless `given_stream` holds the one Inductor's wrapper passed for this launch. Should the
+    compiled launcher refuse a call, every launch goes through the JIT from then on, and `on_fallback` is told why."""
 
     def __init__(self, fn: Any, first_launch: Callable | None = None, stream: Callable[[], Any] | None = None,
                  on_fallback: Callable[[str], None] = lambda why: None) -> None:
@@ -75,8 +176,11 @@ class DirectLaunch:
         self.constexpr = [p.is_constexpr for p in fn.params]
         signature = inspect.signature(fn.fn)
         self.defaults = {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+        self.plans: dict[tuple, CallPlan | None] = {}
+        self.keyers: dict[tuple, Callable[..., tuple] | None] = {}  # per shape of call: its arguments' keys, written out
         self.compiled: dict[Any, Any] = {}
         self.failed = ""  # why the direct launch was given up, if it was
+        self.given_stream: Any = None
         self.jit_launches = 0  # launches that went through the JIT (a new specialization)
         self.direct_launches = 0
         self.first_launch = first_launch or (lambda grid, args, kwargs: fn.run(*args, grid=grid, warmup=False, **kwargs))
@@ -91,23 +195,45 @@ class DirectLaunch:
         self.hooks = knobs.runtime
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.launch(grid, args, kwargs)
+        return lambda *args, **kwargs: self.fast(grid, args, kwargs) or self.launch(grid, args, kwargs)
+
+    @staticmethod
+    def launch_generally(grid, args: tuple, kwargs: dict) -> bool:
+        """No launch written out (yet): every launch goes the general way."""
+        return False
+
+    fast = launch_generally  # the first specialization's launch, written out once it is compiled (made_fast_path):
+    # True when it launched; False sends the launch the general way
+
+    def plan(self, count: int, keywords: tuple[str, ...]) -> CallPlan | None:
+        """How a call with `count` positional arguments and these keywords binds, or None when it does not (the JIT
+        then says what is wrong); made once per shape of call."""
+        key = (count, keywords)
+        if key not in self.plans:
+            after: list[tuple[int | None, Any]] = []
+            for name in self.names[count:]:
+                if name in keywords:
+                    after.append((keywords.index(name), None))
+                elif name in self.defaults:
+                    after.append((None, self.defaults[name]))
+                else:
+                    after = None  # type: ignore[assignment]
+                    break
+            bindable = after is not None and count <= len(self.names)
+            self.plans[key] = CallPlan(tuple(after), tuple(i for i, k in enumerate(keywords) if k not in self.names)
+                                       ) if bindable else None
+        return self.plans[key]
 
     def bind(self, args: tuple, kwargs: dict) -> tuple[list, dict] | None:
         """Every parameter's value in the kernel's order, and the launch options (num_warps, ...); None when the
         arguments do not bind (the JIT then says what is wrong)."""
-        if len(args) > len(self.names):
+        plan = self.plan(len(args), tuple(kwargs))
+        if plan is None:
             return None
-        values = list(args)
-        for name in self.names[len(args):]:
-            if name in kwargs:
-                values.append(kwargs[name])
-            elif name in self.defaults:
-                values.append(self.defaults[name])
-            else:
-                return None
-        options = {k: v for k, v in kwargs.items() if k not in self.names}
-        return values, options
+        given = tuple(kwargs.values())
+        values = [*args, *(default if index is None else given[index] for index, default in plan.after)]
+        keys = tuple(kwargs)
+        return values, {keys[i]: given[i] for i in plan.options}
 
     def key(self, values: list, options: dict) -> Any:
         parts = []
@@ -124,19 +250,37 @@ class DirectLaunch:
         return key
 
     def launch(self, grid, args: tuple, kwargs: dict) -> Any:
-        bound = self.bind(args, kwargs)
-        key = self.key(*bound) if bound is not None else None
-        kernel = self.compiled.get(key) if key is not None else None
+        shape = (len(args), tuple(kwargs))
+        plan = self.plans[shape] if shape in self.plans else self.plan(*shape)
+        kernel = key = None
+        if plan is not None and not any(self.constexpr[: len(args)]):
+            # The key: what each positional argument's value specializes (module launches pass the kernel's run-time
+            # arguments so), and the keyword values as they are (CONFIG: constexprs and options).
+            given = tuple(kwargs.values())
+            keyer = self.keyers.get(shape)
+            try:
+                parts = keyer(*args) if keyer is not None else tuple(map(argument_key, args))
+            except (TypeError, AttributeError):  # not the kinds of value the keyer was written for
+                parts = tuple(map(argument_key, args))
+            key = (parts, given) if None not in parts else None
+            try:
+                kernel = self.compiled.get(key) if key is not None else None
+            except TypeError:  # an unhashable keyword value: the JIT decides
+                key = None
         if kernel is None:
             self.jit_launches += 1
             kernel = self.first_launch(grid, args, kwargs)
             if key is not None and kernel is not None and hasattr(kernel, "run"):
                 self.compiled[key] = kernel
+                if shape not in self.keyers:
+                    self.keyers[shape] = made_keyer(args)
+                if len(self.compiled) == 1 and (fast := made_fast_path(self, args, kwargs, plan, kernel)) is not None:
+                    self.fast = fast
             return kernel
-        values, _ = bound
+        values = (*args, *(default if index is None else given[index] for index, default in plan.after))
         if callable(grid):
             grid = grid(dict(zip(self.names, values)))
-        stream = self.stream()
+        stream, self.given_stream = (self.given_stream if self.given_stream is not None else self.stream()), None
         grid_y = grid[1] if len(grid) > 1 else 1
         grid_z = grid[2] if len(grid) > 2 else 1
         try:

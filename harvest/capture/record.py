@@ -149,7 +149,7 @@ class LaunchRecorder:
             source = self.log.kernel_source(graph, name)
         key = (graph, name)
         params = _param_names(tuner, len(args))
-        swapped = self.swaps.runner(graph, name, params, args) if self.swaps is not None else None
+        swapped = self.swaps.runner(graph, name, params, args, kwargs.get("stream")) if self.swaps is not None else None
         run_kernel = swapped or (lambda: original_run(tuner, *args, **kwargs))
         tensors = [(p, a) for p, a in zip(params, args) if isinstance(a, torch.Tensor)]
         storages, views = _storages(tensors)
@@ -234,7 +234,7 @@ class LaunchRecorder:
         if key not in self.params_of:
             self.params_of[key] = _param_names(tuner, len(args))
         began = time.perf_counter()
-        swapped = self.swaps.runner(graph, name, self.params_of[key], args)
+        swapped = self.swaps.runner(graph, name, self.params_of[key], args, kwargs.get("stream"))
         result = swapped() if swapped is not None else original_run(tuner, *args, **kwargs)
         if self.host_times is not None:
             self.host_times.setdefault((graph, name, swapped is not None), []).append(time.perf_counter() - began)

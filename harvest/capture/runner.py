@@ -27,7 +27,6 @@ from harvest.capture.ranks import RankRun, merge_ranks, ranked_status
 from harvest.capture.recorded import launches_from_events
 from harvest.model import AutotuneWinner, Capture, CapturedGraph, RecordedLaunch
 
-
 TAIL_LINES = 20  # lines of the target's output kept to show when it fails
 
 

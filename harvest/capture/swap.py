@@ -11,7 +11,9 @@ made by running the target, which is what `harvest run` was asked to run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -31,37 +33,43 @@ class KernelSwaps:
         spec = json.loads(spec_path.read_text(encoding="utf-8"))
         self.swaps = {(int(s["graph"]), str(s["kernel"])): s for s in spec}
         self.modules: dict[str, Any] = {}
-        # (graph, kernel) -> (Inductor's launch parameters, the module's launch(), where its parameters are in them)
-        self.bound: dict[tuple[int, str], tuple[list[str], Callable[..., Any], list[tuple[str, int]]]] = {}
+        # (graph, kernel) -> (Inductor's launch parameters, the module's launch(), which of their values launch() takes
+        # in its order, the DirectLaunch of the module's kernel or None)
+        self.bound: dict[tuple[int, str], tuple[list[str], Callable[..., Any], list[int], DirectLaunch | None]] = {}
         self.unavailable: dict[str, str] = {}  # module path -> why its kernel is launched through Triton's JIT
+        self.direct: dict[str, DirectLaunch] = {}  # module path -> what launches its kernel, where it is direct
         self.enabled = True  # off: Inductor's own kernels run (the timing's A side, harvest.capture.ab_timing)
 
     def kernel_names(self) -> dict[tuple[int, str], str]:
         """(graph, Inductor's kernel) -> the name of the module's kernel that runs in its place."""
         return {key: str(s.get("module_kernel") or key[1]) for key, s in sorted(self.swaps.items())}
 
-    def runner(self, graph: int, name: str, params: list[str], args: tuple) -> Callable[[], Any] | None:
-        """What to run for this launch instead of Inductor's kernel, or None when it is not swapped."""
+    def runner(self, graph: int, name: str, params: list[str], args: tuple, stream: Any = None
+               ) -> Callable[[], Any] | None:
+        """What to run for this launch instead of Inductor's kernel, or None when it is not swapped (`stream`: the
+        one Inductor's wrapper passed for the launch, which a directly launched kernel takes)."""
         swap = self.swaps.get((graph, name)) if self.enabled else None
         if swap is None:
             return None
         key = (graph, name)
         bound = self.bound.get(key)
-        if bound is None or bound[0] != params:
+        if bound is None or (bound[0] is not params and bound[0] != params):
             bound = self.bound[key] = (params, *self._bind(graph, name, swap, params))
-        _, launch, positions = bound
-        mapped = {mine: args[index] for mine, index in positions}
-        return lambda: launch(**mapped)
+        _, launch, order, direct = bound
+        if direct is not None:
+            direct.given_stream = stream
+        return functools.partial(launch, *[args[index] for index in order])
 
-    def _bind(self, graph: int, name: str, swap: dict, params: list[str]) -> tuple[Callable[..., Any], list[tuple[str, int]]]:
-        """Once per swapped kernel (and launch parameter list): the source check, the module imported, and where
-        each of the module's launch() parameters is among Inductor's launch arguments."""
+    def _bind(self, graph: int, name: str, swap: dict, params: list[str]
+              ) -> tuple[Callable[..., Any], list[int], DirectLaunch | None]:
+        """Once per swapped kernel (and launch parameter list): the source check, the module imported, and which of
+        Inductor's launch arguments the module's launch() takes, in its order."""
         if source_sha(self.log.kernel_source(graph, name)) != swap["source_sha"]:
             self.log.write({"event": "swap_refused", "graph": graph, "kernel": name, "module": swap["module"],
                             "reason": "Inductor now writes another kernel there (its source differs from the one extracted)"})
             raise SwapRefused(f"{swap['module']}: Inductor's {name} is no longer the kernel it was extracted from")
         module = self._module(swap)
-        positions = []
+        where: dict[str, int] = {}
         for inductor, mine in swap["params"]:
             if mine is None:
                 continue
@@ -69,13 +77,17 @@ class KernelSwaps:
                 self.log.write({"event": "swap_refused", "graph": graph, "kernel": name, "module": swap["module"],
                                 "reason": f"Inductor's launch has no argument {inductor} for the module's {mine}"})
                 raise SwapRefused(f"{swap['module']}: no argument {inductor} in Inductor's launch")
-            positions.append((mine, params.index(inductor)))
+            where[mine] = params.index(inductor)
+        # launch()'s parameters in its own order (those after them keep their defaults: config=CONFIG)
+        mine_in_order = list(inspect.signature(module.launch).parameters)[: len(where)]
+        if sorted(mine_in_order) != sorted(where):
+            raise SwapRefused(f"{swap['module']}: launch() does not take {', '.join(sorted(where))} first")
         told = False
 
-        def launch(**mapped: Any) -> None:
+        def launch(*values: Any) -> None:
             nonlocal told
             try:
-                module.launch(**mapped)
+                module.launch(*values)
             except Exception as exc:  # the edit does not compile or does not run: Triton's own error, one line
                 message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
                 self.log.write({"event": "swap_failed", "graph": graph, "kernel": name, "module": swap["module"],
@@ -86,7 +98,7 @@ class KernelSwaps:
                 self.log.write({"event": "swapped", "graph": graph, "kernel": name, "module": swap["module"],
                                 "launch": self.launch_path(swap)})
 
-        return launch, positions
+        return launch, [where[mine] for mine in mine_in_order], self.direct.get(swap["module"])
 
     def fell_back(self, path: str, why: str) -> None:
         """A module whose direct launch was given up mid-run: the run's launch line says so (the last word wins)."""
@@ -115,6 +127,9 @@ class KernelSwaps:
             self.modules[path] = module
             self.unavailable[path] = _launch_directly(module, str(swap.get("module_kernel") or ""),
                                                       lambda why, path=path: self.fell_back(path, why))
+            launcher = getattr(module, str(swap.get("module_kernel") or ""), None)
+            if isinstance(launcher, DirectLaunch):
+                self.direct[path] = launcher
         return self.modules[path]
 
 
