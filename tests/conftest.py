@@ -174,6 +174,12 @@ def _has_browser() -> bool:
     return bool(shutil.which("chromium") or shutil.which("chromium-browser")) and importlib.util.find_spec("playwright") is not None
 
 
+def _imports(module: str) -> bool:
+    """Whether `import module` works, tried in a new interpreter (a torchvision built for another torch breaks the
+    process that imports it, transformers' imports included)."""
+    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, timeout=300).returncode == 0
+
+
 def _takes_chattr() -> bool:
     """Whether this file system makes a folder immutable (chattr +i): root ignores permission bits, not that."""
     with tempfile.TemporaryDirectory() as probe:
@@ -231,6 +237,11 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
                                 "runs Triton kernels: needs a GPU or TRITON_INTERPRET=1 (the suite's default)"),
     "requires_newer_inductor_helpers": (_has_newer_helpers, "this torch's Inductor has no pow_integer / "
                                                             "online_softmax_combine_with_sum (torch < 2.9)"),
+    # the model zoo's libraries beside transformers (tests/test_zoo.py): torchvision must be the build for this torch
+    "requires_torchvision": (lambda: _imports("torchvision"), "needs a torchvision built for this torch, which "
+                             "scripts/ensure_venv.sh test installs where torch's own index serves one"),
+    "requires_timm": (lambda: _imports("timm"), "needs timm (a test extra) and the torchvision it imports"),
+    "requires_diffusers": (lambda: _imports("diffusers"), "needs diffusers (a test extra)"),
 }
 _MET: dict[str, bool] = {}
 

@@ -2,7 +2,9 @@
 run, each extracted on the CPU path with every module's --check run. Every kernel must get a module whose check
 passes, and every kernel without a full eager reference must say why (in the manifest and in its check's output).
 
-Which models: the zoo's file names ranked by sha256 of "<seed>:<file name>"; in that order, up to HARVEST_ZOO_MODELS
+Which models: of those whose libraries this machine has (conftest's requires_torchvision/timm/diffusers: a CPU
+torch's torchvision comes only from PyTorch's own index), the file names ranked by sha256 of "<seed>:<file name>";
+in that order, up to HARVEST_ZOO_MODELS
 (default 2) whose kernel counts in docs/zoo.md's table fit in what is left of HARVEST_ZOO_KERNELS (default 100; kernels,
 not seconds, as the table's times depend on the machine's load: on the idle 2-core machine this test took 18 s for 43
 kernels, 41 s for 51, 106 s for 168, its checks two at a time through the fork server); a model the table does not
@@ -23,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, harvest, kernels, run_command
+from conftest import EXAMPLES, harvest, kernels, requirement_met, run_command
 
 ZOO = EXAMPLES / "zoo"
 SEED = os.environ.get("HARVEST_ZOO_SEED", "harvest-zoo")
@@ -58,12 +60,14 @@ def measured(table: Path = TABLE) -> dict[str, int]:
     return costs
 
 
-def chosen(seed: str = SEED, count: int = COUNT, budget: int = BUDGET, costs: dict | None = None) -> list[Path]:
-    """Zoo scripts in the order of sha256("<seed>:<name>") (stable for a seed, spread over the zoo), up to `count` of
-    them whose kernels fit in what is left of `budget`."""
+def chosen(seed: str = SEED, count: int = COUNT, budget: int = BUDGET, costs: dict | None = None,
+           candidates: list[Path] | None = None) -> list[Path]:
+    """Zoo scripts (of `candidates`: those whose libraries this machine has) in the order of sha256("<seed>:<name>")
+    (stable for a seed, spread over the zoo), up to `count` of them whose kernels fit in what is left of `budget`."""
     costs = measured() if costs is None else costs
     picked, left = [], budget
-    for path in sorted(zoo(), key=lambda path: hashlib.sha256(f"{seed}:{path.name}".encode()).hexdigest()):
+    for path in sorted(zoo() if candidates is None else candidates,
+                       key=lambda path: hashlib.sha256(f"{seed}:{path.name}".encode()).hexdigest()):
         cost = costs.get(path.stem, 0)
         if len(picked) < count and cost <= left:
             picked.append(path)
@@ -100,8 +104,22 @@ def test_every_zoo_target_is_a_library_model_with_random_weights_and_says_what_i
         assert "print(" in source and "assert " in source, path.name
 
 
+# What each library's models need beside the README's install (transformers is a test extra, always there).
+NEEDS = {"torchvision": ("requires_torchvision",), "timm": ("requires_timm", "requires_torchvision"),
+         "diffusers": ("requires_diffusers",), "transformers": ()}
+
+
+def runnable(path: Path) -> bool:
+    return all(requirement_met(name) for name in NEEDS[path.name.split("_", 1)[0]])
+
+
+def with_marks(path: Path):
+    return pytest.param(path, marks=[getattr(pytest.mark, name) for name in NEEDS[path.name.split("_", 1)[0]]],
+                        id=path.stem)
+
+
 @pytest.mark.slow  # the chosen model's extraction and its modules' checks: ~1-3 minutes on 2 cores (docs/zoo.md)
-@pytest.mark.parametrize("target", chosen(), ids=lambda path: path.stem)
+@pytest.mark.parametrize("target", [with_marks(path) for path in chosen(candidates=[p for p in zoo() if runnable(p)])])
 def test_a_zoo_model_extracts_and_every_module_passes_its_check(target, tmp_path):
     proc = harvest("extract", str(target), "-o", "out", "--device", "cpu", "-q", cwd=tmp_path, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
