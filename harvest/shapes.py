@@ -106,3 +106,37 @@ def _power(base, exponent):
     if isinstance(base, float) or isinstance(exponent, float):
         return math.pow(base, exponent)  # OverflowError (an ArithmeticError) instead of a huge number
     return base**exponent
+
+
+# Values the symbols of two size expressions take to tell them apart: sizes, past the 0 and 1 Inductor specializes.
+_TRIAL_VALUES = (2, 3, 7, 16, 33, 250)
+
+
+def same_size(a: int | str, b: int | str) -> bool:
+    """Whether two sizes are one: the same text, or expressions of the same symbols that agree wherever the
+    symbols take a few sizes (`(((s53 - 1)//8)) + 1` as FX writes it and `1 + (((-1) + s53) // 8)` as the wrapper
+    does). Evaluated without eval, as evaluate() does; False where either cannot be read."""
+    if str(a) == str(b):
+        return True
+    names = sorted(set(_symbols(str(a))) | set(_symbols(str(b))))
+    if not names:
+        return False
+    for trial in range(len(_TRIAL_VALUES)):
+        values = {name: _TRIAL_VALUES[(trial + i) % len(_TRIAL_VALUES)] for i, name in enumerate(names)}
+        left, right = evaluate(str(a), values), evaluate(str(b), values)
+        if left is None or right is None or left != right:
+            return False
+    return True
+
+
+def same_sizes(a: tuple, b: tuple) -> bool:
+    """Two shapes whose sizes are one, size by size (same_size)."""
+    return len(a) == len(b) and all(same_size(x, y) for x, y in zip(a, b))
+
+
+def _symbols(expr: str) -> list[str]:
+    try:
+        return [t.string for t in tokenize.generate_tokens(io.StringIO(expr).readline) if t.type == tokenize.NAME
+                and t.string not in _CALLS]
+    except (tokenize.TokenError, SyntaxError):
+        return []

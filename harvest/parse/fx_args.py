@@ -16,6 +16,7 @@ _TOKEN = re.compile(
 _DEVICE_TYPES = {"cpu", "cuda", "xpu", "mps", "meta", "hip", "mtia"}
 _SPECIAL_FLOATS = {"inf": 'float("inf")', "nan": 'float("nan")'}
 _PLAIN_NAMES = {"True", "False", "None"}
+_OPERATORS = {"+", "-", "*", "/", "//", "**"}
 
 
 class FxArgError(ValueError):
@@ -85,8 +86,13 @@ class _FxArgParser:
             self.take()
             return FxList(tuple(self.sequence("]")))
         if text == "(":
+            start = self.pos
             self.take()
-            return tuple(self.sequence(")"))
+            items = tuple(self.sequence(")"))
+            if self.peek()[1] not in _OPERATORS:
+                return items
+            self.pos = start  # a parenthesized size expression, `((s53 - 1)//8) + 1`: read as one expression
+            return self.scalar_expression()
         if text == "{":
             self.take()
             return FxDict(tuple(self.mapping("}").items()))

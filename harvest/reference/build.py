@@ -28,7 +28,7 @@ from harvest.reference.recorded import bind_recorded
 from harvest.reference.scalars import bind_scalar_nodes
 from harvest.reference.split import SPLIT_TARGETS, SPLIT_WORDS, bind_partial_inputs
 from harvest.reference.welford import bind_welford_split
-from harvest.shapes import rename_symbols
+from harvest.shapes import rename_symbols, same_sizes
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ def _holder_layout(arg: LaunchArg, holder: str | None, meta: TensorMeta | None, 
     if holder is None or meta is None or (arg.buffer == holder and arg.view is None):
         return None
     held = graph.buffers.get(holder)
-    if held is None or tuple(map(str, held.meta.shape)) != tuple(map(str, meta.shape)):
-        return None
+    if held is None or not same_sizes(held.meta.shape, meta.shape) \
+            or not all(isinstance(size, int) for size in (*held.meta.shape, *held.meta.stride)):
+        return None  # (a symbolic layout: its sizes are not names the reference has bound)
     offset, at = (arg.view.offset if arg.view else 0), arg.buffer
     while at != holder:
         buffer = graph.buffers.get(at or "")
@@ -128,6 +129,13 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
         for dim, size in enumerate(meta.shape if meta else ()):
             if isinstance(size, str) and re.fullmatch(r"[A-Za-z_]\w*", size) and size not in symbols:
                 symbols[size] = f"{name}.shape[{dim}]"
+    for name in binding.inputs:  # then a symbol a size is a multiple of (`2*s16`: a flattened batch)
+        meta = binding.input_meta.get(name)
+        for dim, size in enumerate(meta.shape if meta else ()):
+            scaled = re.fullmatch(r"(\d+)\*([A-Za-z_]\w*)|([A-Za-z_]\w*)\*(\d+)", str(size).replace(" ", ""))
+            if scaled:
+                factor, symbol = (scaled.group(1), scaled.group(2)) if scaled.group(1) else (scaled.group(4), scaled.group(3))
+                symbols.setdefault(symbol, f"{name}.shape[{dim}] // {factor}")
     for arg in launch.args:
         if arg.expr in symbols or not re.fullmatch(r"[A-Za-z_]\w*", arg.expr) or arg.param.endswith("numel"):
             continue
@@ -191,6 +199,11 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
                          f"{_shape_text(stride, final)}, {start}){upcast}")
         elif meta and buffer_meta and not same_shape(meta, buffer_meta) and numel_of(meta.shape) is not None:
             lines.append(f"    {names[name]} = {the(param)}.reshape{_shape_text(meta.shape, final)}{upcast}")
+        elif meta and buffer_meta and not same_sizes(meta.shape, buffer_meta.shape) \
+                and sum(not isinstance(size, int) for size in meta.shape) == 1:
+            # (one symbolic size: the one the element count leaves, before the reference has bound its symbols)
+            shape = tuple(size if isinstance(size, int) else -1 for size in meta.shape)
+            lines.append(f"    {names[name]} = {the(param)}.reshape{shape}{upcast}")
         else:
             lines.append(f"    {names[name]} = {the(param)}{upcast}")
     for symbol in sorted(used_symbols):
@@ -295,7 +308,7 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
             continue
         reshaped = False
         if meta is not None and node_meta is not None:
-            if tuple(map(str, node_meta.shape)) != tuple(map(str, meta.shape)):
+            if not same_sizes(node_meta.shape, meta.shape):
                 reshaped = True
                 if numel_of(node_meta.shape) is None or numel_of(node_meta.shape) != numel_of(meta.shape):
                     checked.remove(param)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from harvest.model import FxExpr, FxList, FxNode, FxRef, FxValue, Graph, Kernel, LaunchArg, TensorMeta
 from harvest.ops import SAME_VALUES, is_collective, torch_ops_target
 from harvest.reference.fx_args import fx_refs
+from harvest.shapes import same_sizes
 from harvest.text_output import plural
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -351,7 +352,8 @@ def norm_dtype(dtype: str) -> str:
 
 
 def same_shape(a: TensorMeta, b: TensorMeta) -> bool:
-    return tuple(str(s) for s in a.shape) == tuple(str(s) for s in b.shape) and norm_dtype(a.dtype) == norm_dtype(b.dtype)
+    """The same sizes (symbolic ones compared as expressions: FX and the wrapper write them differently) and dtype."""
+    return same_sizes(a.shape, b.shape) and norm_dtype(a.dtype) == norm_dtype(b.dtype)
 
 
 def same_numel(a: TensorMeta, b: TensorMeta) -> bool:

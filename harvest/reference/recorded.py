@@ -10,15 +10,15 @@ launch). The nodes become the same small program the `# Graph fragment:` comment
 
 from __future__ import annotations
 
-import ast
 import re
 
 from harvest.model import FxExpr, FxList, FxNode, FxRef, Graph, Kernel, Launch, TensorMeta, fx_refs
-from harvest.ops import SAME_VALUES, SLICE_OPS, UPDATES_FIRST_ARG, is_collective, torch_ops_target
+from harvest.ops import UPDATES_FIRST_ARG, is_collective, torch_ops_target
 from harvest.parse.fx_args import read_fx_arguments
-from harvest.reference.access import OP_FAMILIES, Access, top_op
+from harvest.reference.access import Access, top_op
 from harvest.reference.bound import FragmentBinding
 from harvest.reference.convolution import bind_convolution_without_bias, convolution_without_bias
+from harvest.reference.copies import bind_copied_extern_outputs, copied_value, stores_a_load
 from harvest.reference.fragment import (
     Fragment,
     Op,
@@ -27,21 +27,19 @@ from harvest.reference.fragment import (
     buffer_meta_of,
     collective_reason,
     numel_of,
-    op_family,
     redraw_random,
-    same_shape,
     target_exists,
 )
 from harvest.reference.inplace import scatter_view_copies, scattered_name, viewed_base
 from harvest.reference.split import SPLIT_REDUCTIONS, bind_partial_inputs, bind_partial_outputs, partial_of
 from harvest.reference.totals import bind_mean_totals, stored_total
 from harvest.reference.var_mean import bind_var_mean_partials
-from harvest.syntax import dotted
 
 # An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
 _INPLACE_FOREACH = re.compile(r"(torch\.ops\.aten\._foreach_\w+?)_\.(\w+)")
 # Inductor's random-number prims: drawn by Triton's Philox in the kernel, which eager cannot redraw.
 _RANDOM = {"inductor_random", "inductor_randint", "inductor_lookup_seed"}  # (the seed buffer is an input)
+
 
 
 class RecordMismatch(ValueError):
@@ -180,9 +178,9 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         chosen, starts_from, why = _stored_node(buffer, buffers, computes, fragment, node_of(buffer))
         if starts_from is not None:  # a scatter into the buffer: it reads the buffer's value before the launch
             bind_input(starts_from, param, buffer)
-        if chosen is not None and not (buffers.get(buffer) or {}).get("node") and _stores_a_load(param, access):
+        if chosen is not None and not (buffers.get(buffer) or {}).get("node") and stores_a_load(param, access):
             # (a node found among a copy's origins may be the library call the buffer is an argument of)
-            chosen = _copied_value(param, buffer, buffers, fragment, access, binding, graph, own) or chosen
+            chosen = copied_value(param, buffer, buffers, fragment, access, binding, graph, own) or chosen
         if chosen is not None:
             binding.outputs[param] = stored_total(chosen, param, access, fragment)
             continue
@@ -201,93 +199,17 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
                 binding.unchecked[param] = why
                 continue
         binding.unchecked[param] = why
-    _bind_copied_extern_outputs(binding, access, buffers, fragment)
+    bind_copied_extern_outputs(binding, access, buffers, fragment)
     bind_partial_outputs(binding, split, fragment)
     bind_partial_inputs(fragment, binding)
     bind_var_mean_partials(kernel, graph, access, buffers, args, fragment, binding)
     for param in [p for p in kernel.params if p in binding.unchecked and p not in split and p in args]:
         buffer = args[param].get("buffers", [args[param]["buffer"]])[-1]
-        copied = _copied_value(param, buffer, buffers, fragment, access, binding, graph, own)  # (or another output)
+        copied = copied_value(param, buffer, buffers, fragment, access, binding, graph, own)  # (or another output)
         if copied is not None:
             binding.outputs[param] = copied
             del binding.unchecked[param]
     return fragment, binding
-
-
-def _stored_load(param: str, access: Access) -> ast.Call | None:
-    """The `tl.load(...)` whose values are all the kernel stores into `param`, unchanged (a copy), or None."""
-    stores = access.stores.get(param, [])
-    if len({ast.dump(value) for _, value in stores}) != 1:
-        return None
-    value = stores[-1][1]
-    while isinstance(value, ast.Name) and access.assigns.get(value.id) is not None:
-        value = access.assigns[value.id]
-    return value if isinstance(value, ast.Call) and dotted(value.func) == "tl.load" and value.args else None
-
-
-def _stores_a_load(param: str, access: Access) -> bool:
-    return _stored_load(param, access) is not None
-
-
-def _loaded_input(param: str, access: Access, binding: FragmentBinding) -> str | None:
-    """The input (its bound name) whose loaded values are all the kernel stores into `param`, unchanged."""
-    value = _stored_load(param, access)
-    if value is None:
-        return None
-    pointer = value.args[0]
-    while isinstance(pointer, ast.BinOp):
-        pointer = pointer.left
-    loaded = [name for name, bound in binding.inputs.items() if isinstance(pointer, ast.Name) and bound == pointer.id]
-    return loaded[0] if len(loaded) == 1 else None
-
-
-def _bind_copied_extern_outputs(binding: FragmentBinding, access: Access, buffers: dict[str, dict], fragment: Fragment
-                                ) -> None:
-    """A kernel that only copies a library call's output into the layout the graph wants (a convolution's
-    channels-last result made contiguous): the buffer it loads has no FX node, its one origin the node the kernel
-    stores, so it holds that node's value, which the kernel copies."""
-    for param, node in list(binding.outputs.items()):
-        source = _loaded_input(param, access, binding)
-        origins = (buffers.get(source) or {}).get("origins") if source is not None else None
-        item = fragment.ops.get(node)
-        made_by = item.args[0].name if item is not None and item.target == "operator.getitem" and item.args \
-            and isinstance(item.args[0], FxRef) else node  # (a tuple's item: what its library call returned first)
-        if not origins or origins not in ([node], [made_by]) or node in binding.inputs:
-            continue
-        binding.inputs[node] = binding.inputs.pop(source)
-        binding.input_meta[node] = binding.input_meta.pop(source, None)
-        binding.input_buffers[node] = binding.input_buffers.pop(source, source)
-
-
-def _copied_value(param: str, buffer: str, buffers: dict[str, dict], fragment: Fragment, access: Access,
-                  binding: FragmentBinding, graph: Graph, own: set[str]) -> str | None:
-    """The node whose values the kernel stores into `param`, a buffer with no FX node of its own that Inductor
-    fills to give a library call's argument the strides the call wants (attention's backward wants its output
-    gradient contiguous, a convolution's backward its gradient channels-last, a matmul its operand transposed):
-    the buffer's origins are that call and the views its argument is made with. The value is that argument: what
-    the kernel also stores into another output, else an input it stores as it loads it, else one the kernel
-    computes or a view of its inputs (of the buffer's shape, where the call takes two)."""
-    origins = (buffers.get(buffer) or {}).get("origins") or []
-    calls = [o for o in origins if o in fragment.ops and fragment.ops[o].family not in SAME_VALUES | SLICE_OPS]
-    stored = {ast.dump(value) for _, value in access.stores.get(param, [])}
-    if len(calls) != 1 or len(stored) != 1:
-        return None
-    call = fragment.ops[calls[0]]
-    arguments = [r for v in (*call.args, *call.kwargs.values()) for r in fx_refs(v)]
-    copies = [a for a in arguments if a in {binding.outputs[p] for p, s in access.stores.items() if p != param
-                                            and p in binding.outputs and {ast.dump(v) for _, v in s} == stored}]
-    loaded = [a for a in arguments if a == _loaded_input(param, access, binding)]
-    # (else: a view of the inputs, where the kernel stores what it loads; a node it computes, where the stored value's
-    # last operation is that node's)
-    top = "load" if _stores_a_load(param, access) else top_op(access.last_store.get(param), access.assigns)
-    computed = [a for a in arguments if a != calls[0] and (a in origins or a in own) and a in fragment.ops
-                and (fragment.ops[a].family in SAME_VALUES | SLICE_OPS if top == "load"
-                     else op_family(fragment, a) in OP_FAMILIES.get(top or "", set()))]
-    found = list(dict.fromkeys(copies or loaded or computed))
-    meta = buffer_meta_of(graph, buffer)
-    if len(found) > 1 and meta is not None:  # (a matmul of two views of one input: the one of this buffer's shape)
-        found = [a for a in found if (m := fragment.meta_of(a)) is not None and same_shape(m, meta)]
-    return found[0] if len(found) == 1 else None
 
 
 def _buffer_node(buffer: str, buffers: dict[str, dict], fragment: Fragment, graph: Graph) -> str | None:
