@@ -21,13 +21,19 @@ REARRANGING = SAME_VALUES | SLICE_OPS | {"split", "split_with_sizes", "unbind", 
 
 
 def _stored_load(param: str, access: Access) -> ast.Call | None:
-    """The `tl.load(...)` whose values are all the kernel stores into `param`, unchanged (a copy), or None."""
+    """The `tl.load(...)` whose values are all the kernel stores into `param`, unchanged but for a cast (a copy,
+    perhaps to the dtype the library call computes in), or None."""
     stores = access.stores.get(param, [])
     if len({ast.dump(value) for _, value in stores}) != 1:
         return None
     value = stores[-1][1]
-    while isinstance(value, ast.Name) and access.assigns.get(value.id) is not None:
-        value = access.assigns[value.id]
+    while True:
+        if isinstance(value, ast.Name) and access.assigns.get(value.id) is not None:
+            value = access.assigns[value.id]
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+            value = value.func.value
+        else:
+            break
     return value if isinstance(value, ast.Call) and dotted(value.func) == "tl.load" and value.args else None
 
 
@@ -97,14 +103,14 @@ def copied_value(param: str, buffer: str, buffers: dict[str, dict], fragment: Fr
         if len(found) > 1 and meta is not None:  # (a matmul of two views of one input: the one of this buffer's shape)
             found = [a for a in found if (m := fragment.meta_of(a)) is not None and same_shape(m, meta)]
         if len(found) > 1:  # (a rotary kernel's query and key: the one made from the inputs the stored value reads)
-            reads = {name for name, bound in binding.inputs.items() if bound in _loads_within(param, access)}
-            found = [a for a in found if _inputs_of(a, fragment, set(binding.inputs)) == reads]
+            reads = {name for name, bound in binding.inputs.items() if bound in loads_within(param, access)}
+            found = [a for a in found if inputs_of(a, fragment, set(binding.inputs)) == reads]
         if len(found) == 1:
             return found[0]
     return None
 
 
-def _loads_within(param: str, access: Access) -> set[str]:
+def loads_within(param: str, access: Access) -> set[str]:
     """The parameters whose loads the value the kernel stores into `param` is computed from."""
     found: set[str] = set()
     pending = [value for _, value in access.stores.get(param, [])]
@@ -119,7 +125,7 @@ def _loads_within(param: str, access: Access) -> set[str]:
     return found
 
 
-def _inputs_of(name: str, fragment: Fragment, inputs: set[str]) -> set[str]:
+def inputs_of(name: str, fragment: Fragment, inputs: set[str]) -> set[str]:
     """The bound inputs node `name` is computed from (its arguments' arguments ..., down to the inputs)."""
     found: set[str] = set()
     pending, seen = [name], set()

@@ -11,6 +11,7 @@ from harvest.model import FxExpr, FxRef, Graph, Kernel
 from harvest.ops import torch_ops_target
 from harvest.reference.access import Access, sums_within, top_op
 from harvest.reference.bound import FragmentBinding, SplitReduction
+from harvest.reference.copies import inputs_of, loads_within
 from harvest.reference.fragment import Fragment, Op, buffer_meta_of, numel_of
 from harvest.reference.fx_args import fx_refs
 from harvest.reference.split import split_dims
@@ -44,6 +45,18 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
             info = buffers.get(buffer) or {}
             return not info.get("node") and name in (info.get("origins") or [])
 
+        def stores_this(param: str, buffer: str) -> bool:
+            """A buffer of this var_mean the kernel stores into `param`: where the buffer's origins name two
+            var_means (a layer norm the kernel redoes before its own), the one computed from what the value reads."""
+            if not of_this(buffer):
+                return False
+            rivals = [o for o in (buffers.get(buffer) or {}).get("origins") or []
+                      if o != name and o in fragment.ops and fragment.ops[o].family == "var_mean"]
+            if not rivals:
+                return True
+            reads = {n for n, bound in binding.inputs.items() if bound in loads_within(param, access)}
+            return inputs_of(name, fragment, set(binding.inputs)) == reads
+
         def scale_of(target: str) -> int:
             return terms - correction if target == var else terms
 
@@ -53,7 +66,7 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
         for param, entry in args.items():
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
             meta = buffer_meta_of(graph, buffer)
-            if (target is None or param not in binding.unchecked or param not in access.stored or not of_this(buffer)
+            if (target is None or param not in binding.unchecked or param not in access.stored or not stores_this(param, buffer)
                     or meta is None or top_op(access.last_store.get(param), access.assigns) != "sum"):
                 continue
             # (a total of squares of x less a mean the kernel summed first is the variance's, even where the
@@ -77,7 +90,7 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
         for param, entry in args.items():
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
             meta = buffer_meta_of(graph, buffer)
-            if (param not in binding.unchecked or param not in access.stored or not of_this(buffer) or meta is None
+            if (param not in binding.unchecked or param not in access.stored or not stores_this(param, buffer) or meta is None
                     or whole is None):
                 continue
             part = welford_part(access.last_store.get(param), access.assigns, welford)
@@ -126,7 +139,7 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
             buffer = entry.get("buffers", [entry["buffer"]])[-1]
             meta = buffer_meta_of(graph, buffer)
             whole = fragment.placeholders[target].meta
-            if (param in binding.unchecked and param in access.stored and of_this(buffer) and meta is not None
+            if (param in binding.unchecked and param in access.stored and stores_this(param, buffer) and meta is not None
                     and numel_of(meta.shape) == numel_of(whole.shape)
                     and top_op(access.last_store.get(param), access.assigns) == "sum"):
                 binding.outputs[param] = total_node(fragment, target, scale_of(target))
