@@ -21,6 +21,7 @@ One test per kind of kernel the reference used to leave out, each failing before
   made contiguous): the copy of the node it stores;
 - a tensor written through a view (`copy_(as_strided(full, ...), grad)`: a global average pool's backward) and read
   after it: the view's scatter of the copy into the tensor.
+And, captured live, an index Inductor recomputes from arange nine FX nodes deep (T5's relative position buckets).
 The one kernel left without a reference fills the buffer a library call then draws bernoulli's numbers into: what it
 writes there first is no value of the graph, and the module says so.
 """
@@ -142,3 +143,20 @@ def test_a_convolution_whose_bias_the_kernel_adds_under_autocast_is_checked(repl
     done = run_check(path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert line in done.stdout, done.stdout
+
+
+def test_an_index_inductor_recomputes_nine_nodes_deep_has_its_reference(tmp_path):
+    """T5's relative position bias (tests/targets/relative_buckets.py): the bucket index is made from arange by nine FX
+    nodes (sub, gt, abs, log, div, min, where ...) that Inductor recomputes inside the embedding kernel. The capture
+    records the nodes behind what a kernel reads down to where it is passed a buffer; it used to stop eight deep,
+    and the reference said `fragment does not define div`."""
+    out = tmp_path / "out"
+    done = harvest("extract", str(ROOT / "tests" / "targets" / "relative_buckets.py"), "-o", str(out), "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    [embedding] = [k for k in kernels(manifest) if "embedding" in k["name"]]
+    assert embedding["reference"]["outputs"] == {"out_ptr": "compared"}, embedding["reference"]
+    assert "torch.ops.aten.log.default(" in (out / embedding["module"]).read_text()
+    checked = run_check(out / embedding["module"])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "out_ptr: reference: ok (512 values, torch.float32" in checked.stdout, checked.stdout

@@ -227,7 +227,7 @@ class KernelGraphs:
         kernel_nodes = set(nodes)
         read: set = set()
         frontier = [a for n in nodes for a in n.all_input_nodes]
-        for _ in range(8):
+        for _ in range(32):  # (deep enough for an index Inductor recomputes: T5's relative position buckets, 9)
             step = []
             for a in frontier:
                 if a in kernel_nodes or a in read or a not in position:
