@@ -8,95 +8,72 @@ from __future__ import annotations
 
 
 class HarvestError(Exception):
-    """Base of every error harvest reports to a user."""
+    """Base of every error harvest reports to a user. A kind of failure is a subclass that names its exit code (and,
+    where the name alone does not say it, what the code means in --help): `class X(HarvestError, code=2)`."""
 
     exit_code = 1
-    meaning = ""  # said after the name in --help's exit codes, where the name alone does not say it
+    meaning = ""
+
+    def __init_subclass__(cls, code: int | None = None, meaning: str = "", **rest) -> None:
+        super().__init_subclass__(**rest)
+        if code is not None:
+            cls.exit_code, cls.meaning = code, meaning
 
 
-class UsageError(HarvestError):
+class UsageError(HarvestError, code=2):
     """Bad command-line input: missing target, wrong file type, unknown option value."""
 
-    exit_code = 2
 
-
-class TargetError(HarvestError):
+class TargetError(HarvestError, code=3):
     """The target script failed: syntax error, exception, non-zero sys.exit."""
 
-    exit_code = 3
 
-
-class NoGraphsError(HarvestError):
+class NoGraphsError(HarvestError, code=4):
     """The target ran but torch.compile produced no Inductor graph."""
 
-    exit_code = 4
 
-
-class TimeoutError_(HarvestError):
+class TimeoutError_(HarvestError, code=5):
     """The target ran past --timeout."""
 
-    exit_code = 5
 
-
-class ParseError(HarvestError):
+class ParseError(HarvestError, code=6):
     """An output_code.py (or debug dir / trace log) that harvest cannot read."""
 
-    exit_code = 6
 
-
-class OutputError(HarvestError):
+class OutputError(HarvestError, code=7):
     """The output directory cannot be written, or holds files harvest will not overwrite."""
 
-    exit_code = 7
 
-
-class GateError(HarvestError):
+class GateError(HarvestError, code=8):
     """A `harvest diff` gate (--max-kernels, --fail-on-unfuse) was violated."""
 
-    exit_code = 8
 
-
-class NoDeviceError(HarvestError):
+class NoDeviceError(HarvestError, code=9, meaning="needs a GPU"):
     """Needs a GPU, and torch sees no CUDA device: `harvest bench`'s timing, `--ncu run`. The generated modules exit
     with the same code when they need one: a kernel module's --bench, a twin module. A kernel module's --check runs
     on the CPU (TRITON_INTERPRET=1)."""
 
-    exit_code = 9
-    meaning = "needs a GPU"
 
-
-class ToolchainError(HarvestError):
+class ToolchainError(HarvestError, code=10):
     """A compiler harvest needs (nvcc, ptxas, Triton's NVIDIA backend) is missing, or rejected its input."""
 
-    exit_code = 10
 
-
-class NoTritonKernelsError(HarvestError):
+class NoTritonKernelsError(HarvestError, code=11):
     """The capture holds Inductor graphs but no Triton kernel: Inductor's C++ CPU backend compiled them (a
     TORCH_TRACE log or debug dir made on a CPU without harvest)."""
 
-    exit_code = 11
 
-
-class SwapError(HarvestError):
+class SwapError(HarvestError, code=12, meaning="an edit cannot replace its kernel"):
     """`harvest run --with`: an edited module cannot take its kernel's place (no edit, Inductor now writes another
     kernel there, a parameter that no longer maps, an edit that does not compile)."""
 
-    exit_code = 12
-    meaning = "an edit cannot replace its kernel"
 
-
-class ResultsDiffer(HarvestError):
+class ResultsDiffer(HarvestError, code=13, meaning="the model's results differ"):
     """`harvest run --with`: the model's outputs with the edited kernels differ from its outputs with Inductor's."""
 
-    exit_code = 13
-    meaning = "the model's results differ"
 
-
-class Interrupted(HarvestError):
+class Interrupted(HarvestError, code=130):  # 128 + SIGINT, as a shell reports it
     """Ctrl-C (SIGINT): the target was stopped; what was captured before it is kept and said so."""
-
-    exit_code = 130  # 128 + SIGINT, as a shell reports it
 
 
 # The kinds defined above, each with its own code; an error class defined elsewhere (RenderError, TemplateNotFound)

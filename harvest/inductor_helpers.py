@@ -83,10 +83,11 @@ def helper_max2(a, dim):
 # <<< helper: max2
 
 
-# >>> helper: minimum_with_index
+# >>> helper: pick_with_index
 @triton.jit
-def helper_minimum_with_index(a_value, a_index, b_value, b_index):
-    take_a = a_value < b_value
+def helper_pick_with_index(take_a, a_value, a_index, b_value, b_index):
+    # `take_a` where a's value wins the comparison; then a NaN wins over a number, and equal values (two NaNs too)
+    # keep the lowest index
     tie = a_value == b_value
     if helper_is_floating(a_value):
         a_nan = a_value != a_value
@@ -95,23 +96,22 @@ def helper_minimum_with_index(a_value, a_index, b_value, b_index):
         # 2+ values as False, so under TRITON_INTERPRET=1 a NaN can lose in a loop, with Inductor's helper as here
         take_a |= a_nan & (not b_nan)
         tie |= a_nan & b_nan
-    take_a |= tie & (a_index < b_index)  # equal values: the lowest index
+    take_a |= tie & (a_index < b_index)
     return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)
+# <<< helper: pick_with_index
+
+
+# >>> helper: minimum_with_index
+@triton.jit
+def helper_minimum_with_index(a_value, a_index, b_value, b_index):
+    return helper_pick_with_index(a_value < b_value, a_value, a_index, b_value, b_index)
 # <<< helper: minimum_with_index
 
 
 # >>> helper: maximum_with_index
 @triton.jit
 def helper_maximum_with_index(a_value, a_index, b_value, b_index):
-    take_a = a_value > b_value
-    tie = a_value == b_value
-    if helper_is_floating(a_value):
-        a_nan = a_value != a_value
-        b_nan = b_value != b_value
-        take_a |= a_nan & (not b_nan)
-        tie |= a_nan & b_nan
-    take_a |= tie & (a_index < b_index)
-    return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)
+    return helper_pick_with_index(a_value > b_value, a_value, a_index, b_value, b_index)
 # <<< helper: maximum_with_index
 
 

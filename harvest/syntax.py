@@ -13,23 +13,15 @@ from typing import TypeGuard
 import libcst as cst
 
 
-def dotted(node: ast.AST) -> str:
-    """"tl.math.exp" for the stdlib-ast expression `tl.math.exp`; "" when the chain does not start at a plain name."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
+def dotted(node: ast.AST | cst.CSTNode) -> str:
+    """"tl.math.exp" for the expression `tl.math.exp`, a stdlib-ast or a libcst one; "" when the chain does not start
+    at a plain name."""
+    if isinstance(node, (ast.Name, cst.Name)):
+        return node.id if isinstance(node, ast.Name) else node.value
+    if isinstance(node, (ast.Attribute, cst.Attribute)):
         inner = dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else ""
-    return ""
-
-
-def dotted_cst(node: cst.BaseExpression) -> str:
-    """The same for a libcst expression."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        inner = dotted_cst(node.value)
-        return f"{inner}.{node.attr.value}" if inner else ""
+        attr = node.attr if isinstance(node, ast.Attribute) else node.attr.value
+        return f"{inner}.{attr}" if inner else ""
     return ""
 
 
@@ -58,14 +50,14 @@ def is_constexpr_annotation(node: ast.expr | None) -> bool:
 
 def is_jit_decorator_cst(node: cst.BaseExpression) -> bool:
     """is_jit_decorator for a libcst decorator expression."""
-    return dotted_cst(node.func if isinstance(node, cst.Call) else node) in JIT_DECORATORS
+    return dotted(node.func if isinstance(node, cst.Call) else node) in JIT_DECORATORS
 
 
 def is_constexpr_annotation_cst(node: cst.BaseExpression | None) -> bool:
     """is_constexpr_annotation for a libcst annotation expression (the `.annotation` of a cst.Annotation)."""
     if isinstance(node, cst.SimpleString):
         return node.evaluated_value in CONSTEXPR_ANNOTATIONS
-    return node is not None and dotted_cst(node) in CONSTEXPR_ANNOTATIONS
+    return node is not None and dotted(node) in CONSTEXPR_ANNOTATIONS
 
 
 @dataclass(frozen=True)

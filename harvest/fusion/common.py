@@ -1,9 +1,11 @@
-"""What the fusion stages share: the provenance artifact names, "unknown", and the ops a kernel name spells.
+"""What the fusion stages share: the provenance artifact names, "unknown", the ops a kernel name spells, and the
+JSON of a dataclass's fields.
 (The reduction calls are a kernel fact: harvest.kernel_facts.REDUCTION_CALLS.)"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
@@ -27,3 +29,20 @@ def name_ops(kernel_name: str) -> tuple[str, ...]:
         ops.append(("_" if pending_underscore else "") + part)
         pending_underscore = False
     return tuple(ops)
+
+
+# ------------------------------------------------------------------------------------------------ JSON
+
+
+def fields_json(item: object, *fields: str) -> dict[str, Any]:
+    """`{field: value}` for fields of a dataclass, in the order given, as JSON holds them: a tuple as a list (of its
+    items' to_json() where they have one), a mapping as a dict, anything else as it is."""
+    return {field: _json_value(getattr(item, field)) for field in fields}
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [v.to_json() if hasattr(v, "to_json") else v for v in value]
+    if isinstance(value, dict):
+        return dict(value)
+    return value

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN
+from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, fields_json
 from harvest.fusion.flow import FlowEdge, FlowNode, count_labels, data_flow
 from harvest.fusion.kernel import KernelFusion, handle_key, kernel_fusion
 from harvest.fusion.provenance import SourceLine, provenance_artifact, handles_of, source_lines_for
@@ -41,12 +41,7 @@ class Boundary:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "producer": self.producer,
-            "consumer": self.consumer,
-            "buffers": list(self.buffers),
-            "reason": self.reason,
-        }
+        return fields_json(self, "producer", "consumer", "buffers", "reason")
 
 
 @dataclass(frozen=True)
@@ -59,13 +54,8 @@ class ExternFusion:
     source_lines: tuple[SourceLine, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "short": op_short_name(self.op),
-            "order": self.order,
-            "out": self.out,
-            "source_lines": [line.to_json() for line in self.source_lines] or UNKNOWN,
-        }
+        return {"op": self.op, "short": op_short_name(self.op), **fields_json(self, "order", "out"),
+                "source_lines": [line.to_json() for line in self.source_lines] or UNKNOWN}
 
 
 @dataclass(frozen=True)
@@ -75,14 +65,14 @@ class GraphFusion:
     graph: str
     role: str
     ops_before: dict[str, int]  # short op name -> count: kernels' ops (per launch) + extern calls
-    kernels: int
-    launches: int
-    externs: tuple[ExternFusion, ...]
-    kernel_fusions: tuple[KernelFusion, ...]
-    unfused: tuple[Unfused, ...]
-    boundaries: tuple[Boundary, ...]
-    nodes: tuple[FlowNode, ...]
-    edges: tuple[FlowEdge, ...]
+    kernels: int  # Triton kernels Inductor defined in the graph
+    launches: int  # their launches (one kernel can run more than once)
+    externs: tuple[ExternFusion, ...]  # library calls (mm, convolution, aten fallbacks), in launch order
+    kernel_fusions: tuple[KernelFusion, ...]  # one a kernel
+    unfused: tuple[Unfused, ...]  # ops alone in their kernel, or run as an extern call
+    boundaries: tuple[Boundary, ...]  # kernels that write a buffer the next one reads: not fused, and why
+    nodes: tuple[FlowNode, ...]  # the data-flow chart: kernels, extern calls, graph inputs and outputs
+    edges: tuple[FlowEdge, ...]  # and the buffers between them
     provenance: bool  # whether the capture had provenance artifacts
 
     @property
@@ -123,10 +113,7 @@ class GraphFusion:
             "ops_before_total": self.ops_total,
             "fused_ops": self.fused_ops,
             "triton_kernels": self.kernels,
-            "launches": self.launches,
-            "externs": [e.to_json() for e in self.externs],
-            "unfused": [u.to_json() for u in self.unfused],
-            "boundaries": [b.to_json() for b in self.boundaries],
+            **fields_json(self, "launches", "externs", "unfused", "boundaries"),
             "flow": {"nodes": [n.to_json() for n in self.nodes], "edges": [e.to_json() for e in self.edges]},
             "provenance": self.provenance,
         }

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, name_ops
+from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, fields_json, name_ops
 from harvest.fusion.counts import count_source
 from harvest.fusion.provenance import SourceLine, provenance_artifact, handles_of, source_lines_for
 from harvest.model import Graph, Kernel
@@ -60,24 +60,12 @@ class KernelFusion:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kernel": self.kernel,
-            "kind": self.kind,
-            "ops": list(self.ops),
-            "ops_from": self.ops_from,
+            **fields_json(self, "kernel", "kind", "ops", "ops_from"),
             "op_counts": dict(sorted(self.op_counts.items())),
-            "aten_ops": list(self.aten_ops),
-            "fx_nodes": [n.to_json() for n in self.fx_nodes],
-            "source_nodes": list(self.source_nodes),
-            "post_grad_nodes": list(self.post_grad_nodes),
+            **fields_json(self, "aten_ops", "fx_nodes", "source_nodes", "post_grad_nodes"),
             "source_lines": [line.to_json() for line in self.source_lines] or UNKNOWN,
-            "loads": self.loads,
-            "stores": self.stores,
-            "reductions": self.reductions,
-            "reduction_calls": list(self.reduction_calls),
-            "launches": self.launches,
-            "debug_handles": list(self.debug_handles),
-            "reads": list(self.reads),
-            "writes": list(self.writes),
+            **fields_json(self, "loads", "stores", "reductions", "reduction_calls", "launches", "debug_handles",
+                          "reads", "writes"),
         }
 
 

@@ -87,30 +87,25 @@ def _title(plan: ModulePlan) -> str:
     return f"{plan.kernel_name}: {plan.kind} kernel" + (f" fusing {', '.join(plan.aten_ops)}" if plan.aten_ops else "")
 
 
+# The plan's fields the template shows as they are.
+AS_PLANNED = ("target", "graph_name", "inductor_name", "torch_version", "triton_version", "device", "command",
+              "module_path", "kernel_code", "config_origin", "kernel_name", "arguments_origin", "reference_code")
+
+
 def render(plan: ModulePlan) -> str:
     """The module's source, compiled once to prove it is valid Python."""
     params = ", ".join(a.param for a in plan.arguments)
     names = [f"{new} <- {old}" + (f" [{node}]" if node else "") for new, old, node in plan.renamed]
     source = load_template("kernel.py.j2").render(
+        **{field: getattr(plan, field) for field in AS_PLANNED},
         title=_title(plan),
-        target=plan.target,
-        graph_name=plan.graph_name,
-        inductor_name=plan.inductor_name,
         source_lines=list(plan.source_lines),
-        torch_version=plan.torch_version,
-        triton_version=plan.triton_version,
-        device=plan.device,
-        command=plan.command,
-        module_path=plan.module_path,
         names=comment_lines(names),
         notes=[line for note in plan.notes for line in textwrap.wrap(note, 110, subsequent_indent="  ")],
         extra_imports=list(plan.imports),
         harness_imports=list(plan.harness_imports),
-        kernel_code=plan.kernel_code,
-        config_origin=plan.config_origin,
         config=pprint.pformat(dict(plan.config), sort_dicts=False, width=100),
         launch_params=params,
-        kernel_name=plan.kernel_name,
         grid=grid_text(plan.grid),
         kernel_args=params + "".join(f", {option}" for option in plan.launch_options),
         workspaces=list(plan.workspaces),
@@ -121,8 +116,6 @@ def render(plan: ModulePlan) -> str:
         record_config=repr(dict(plan.config)) if plan.record_path else "None",
         kernel_sha=plan.kernel_sha256,
         exact_possible=repr(plan.exact_possible),
-        arguments_origin=plan.arguments_origin,
-        reference_code=plan.reference_code,
         unchecked=pprint.pformat(dict(plan.unchecked), sort_dicts=True, width=100),
         matmul=", ".join(f"{k}={v}" for k, v in plan.matmul) + f", dtype={plan.matmul_dtype}" if plan.matmul else "",
     )

@@ -20,7 +20,7 @@ from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import ATEN_OF, plan_names, unique_names
 from harvest.rename.scope import KernelScope, kernel_scope
 from harvest.rename.standalone import kernel_def
-from harvest.syntax import QuickTransformer, dotted_cst
+from harvest.syntax import QuickTransformer, dotted
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Transform
@@ -234,7 +234,7 @@ def _pure(node: cst.CSTNode) -> bool:
         return all(part is None or _pure(part) for part in (node.lower, node.upper, node.step))
     if isinstance(node, cst.Call):
         func = node.func
-        callee = dotted_cst(func)
+        callee = dotted(func)
         is_cast = isinstance(func, cst.Attribute) and func.attr.value == "to" and _pure(func.value)
         return (callee in _PURE_CALLS or is_cast) and all(_pure(arg.value) for arg in node.args)
     return False

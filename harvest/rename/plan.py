@@ -13,7 +13,7 @@ from harvest.dtypes import SHORT_NAMES
 from harvest.rename.context import RESERVED, RenameContext
 from harvest.rename.gather import AXIS_NAME, BLOCK_NAME, COORD, KS, LEGACY, PTR, TMP, Facts, is_inductor_name
 from harvest.rename.names import IDENT
-from harvest.syntax import dotted_cst
+from harvest.syntax import dotted
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Plan: Inductor name -> readable name
@@ -105,10 +105,10 @@ class _Namer:
         if isinstance(value, cst.Name):  # tmp1 = in_ptr1 (a scalar argument) / tmp = other tmp
             return self.names.get(value.value, value.value) + "_val" if value.value in self.facts.params else "copy"
         if m.matches(raw, m.Call(func=m.Attribute(value=m.Name() | m.Attribute(), attr=m.Name("to")))):
-            dtype = dotted_cst(cst.ensure_type(raw, cst.Call).args[0].value).split(".")[-1]
+            dtype = dotted(cst.ensure_type(raw, cst.Call).args[0].value).split(".")[-1]
             return f"as_{SHORT_NAMES.get(dtype, dtype)}"
         if isinstance(value, cst.Call):
-            fn = dotted_cst(value.func)
+            fn = dotted(value.func)
             if fn == "tl.full" and len(value.args) >= 2:
                 text = cst.Module([]).code_for_node(value.args[1].value)
                 return _CONSTS.get(text, "const")
@@ -156,7 +156,7 @@ class _Namer:
                 return new
             value = _strip(values[0])
             if isinstance(value, cst.Call) and value.args:
-                fn = dotted_cst(value.func)
+                fn = dotted(value.func)
                 arg = value.args[1 if fn == "tl.where" and len(value.args) == 3 else 0].value
                 expr = _strip(arg)
             else:

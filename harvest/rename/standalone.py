@@ -8,7 +8,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from harvest.syntax import QuickTransformer, dotted_cst, is_jit_decorator_cst
+from harvest.syntax import QuickTransformer, dotted, is_jit_decorator_cst
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Standalone: Inductor runtime out, plain triton in
@@ -21,7 +21,7 @@ def kernel_def(module: cst.Module) -> cst.FunctionDef | None:
     """The kernel: the module-level def Inductor decorated with a heuristic, else the last jit def."""
     defs = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     for d in defs:
-        if any(dotted_cst(_decorator_callee(dec)).startswith("triton_heuristics.") for dec in d.decorators):
+        if any(dotted(_decorator_callee(dec)).startswith("triton_heuristics.") for dec in d.decorators):
             return d
     jitted = [d for d in defs if any(is_jit_decorator_cst(dec.decorator) for dec in d.decorators)]
     return jitted[-1] if jitted else (defs[-1] if defs else None)
@@ -44,7 +44,7 @@ class _Standalone(QuickTransformer):
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         if original_node.name.value != self.kernel:
             return updated_node
-        jit = [d for d in updated_node.decorators if dotted_cst(_decorator_callee(d)) == "triton.jit"]
+        jit = [d for d in updated_node.decorators if dotted(_decorator_callee(d)) == "triton.jit"]
         if not jit:
             jit = [cst.Decorator(decorator=cst.parse_expression("triton.jit"))]
         return updated_node.with_changes(decorators=jit[:1])
@@ -92,13 +92,13 @@ class _Imports(QuickTransformer):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.ImportFrom):
             return updated_node
         imp = updated_node.body[0]
-        module = dotted_cst(imp.module) if imp.module else ""
+        module = dotted(imp.module) if imp.module else ""
         if not _INDUCTOR_RUNTIME.match(module) or isinstance(imp.names, cst.ImportStar):
             return updated_node
         lines: list[str] = []
         kept: list[str] = []
         for alias in imp.names:
-            name = dotted_cst(alias.name)
+            name = dotted(alias.name)
             bound = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
             if bound not in self.used:
                 continue
