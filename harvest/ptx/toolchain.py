@@ -163,7 +163,7 @@ def compile_triton_ptx(
     jobs = [_job(m, arch, torch_version) for m in modules]
     if not jobs:
         return
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])  # the directory that holds harvest/, for the child
     with tempfile.TemporaryDirectory(prefix="harvest-ptx-") as scratch:
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
