@@ -1,4 +1,4 @@
-"""The compact summary scripts/gpu_bench.sh prints: every bench.json under a directory of extractions, and the
+"""The compact summary scripts/gpu/verify.sh bench prints: every bench.json under a directory of extractions, and the
 figures issue 10's acceptance asks for (ext/graph ratio over kernels >= 20 us, square vs copy bandwidth,
 repeatability, the seed's table, sweeps).
 

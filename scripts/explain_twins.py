@@ -1,6 +1,6 @@
 """Issue 25, point 4: each twin slower than its Triton kernel by more than a factor explained from `harvest ptx`.
 
-Reads the per-kernel times of an H200 run (scripts/gpu_twins.py's twins.json, or rows in that form), finds each slow
+Reads the per-kernel times of an H200 run (scripts/gpu/parts/twins.py's twins.json, or rows in that form), finds each slow
 kernel's module in the run's extractions (brought back without their launch data), runs `harvest ptx` on it (offline,
 no GPU: Triton's PTX for sm_90 at the module's recorded config, the twin's from nvcc) and prints a markdown table:
 the two sides' instruction counts, registers, global access widths, and what `harvest ptx` says differs most.

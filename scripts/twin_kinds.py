@@ -1,4 +1,4 @@
-"""Twin / Triton time per kind, from the twins.json files scripts/gpu_twins.py wrote (issue 25's table):
+"""Twin / Triton time per kind, from the twins.json files scripts/gpu/parts/twins.py wrote (issue 25's table):
     python scripts/twin_kinds.py OUT/twins.json [MORE/twins.json ...]
 Per kind: twins timed, the median and the worst ratio, and how many are over 1.3x (listed with their ratio)."""
 

@@ -1,16 +1,16 @@
 """The twin / Triton table of docs/twins-h200.md from several device calls, each row from the call that timed the
-twin code the extractions have now (scripts/gpu_twins.py's twins.json, one per call):
+twin code the extractions have now (scripts/gpu/parts/twins.py's twins.json, one per call):
 
     python scripts/twin_table.py FINAL CALL_NAME=TWINS_JSON:EXTRACTIONS [...]  > table.json
 
-FINAL and each call's EXTRACTIONS are directories of extractions (one per target, as gpu_twin_speed.sh leaves them
+FINAL and each call's EXTRACTIONS are directories of extractions (one per target, as scripts/gpu/verify.sh twins leaves them
 in $X), FINAL's twins written at the code being documented, each call's at the code that call timed (the call's
 extractions.tgz with `harvest twin` run on it at that commit). A twin's row comes from the first call (in the order
 given) whose kernel .cu and launcher are byte-identical to FINAL's; `--same-config=CALL:KERNEL_PATH` accepts a
 launcher that differs from that call's only in text that gives the same launch (said in the docs, per row), and
 `--variant=CALL:KERNEL_PATH` takes that call's figures for a twin whose code it timed in another version (the row's
 call is then "CALL variant", the difference said in the docs). A twin no call timed is listed with "call": null. Writes JSON rows (extraction, kernel, kind, check, twin_ms, triton_ms,
-call) in gpu_twins.py's order, for scripts/twin_kinds.py."""
+call) in scripts/gpu/parts/twins.py's order, for scripts/twin_kinds.py."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 def twins_in_order(extraction: Path) -> list[tuple[Path, Path]]:
-    """(kernel .cu, twin module) of each twin, in gpu_twins.py's order (the manifest's graphs and kernels)."""
+    """(kernel .cu, twin module) of each twin, in scripts/gpu/parts/twins.py's order (the manifest's graphs and kernels)."""
     manifest = json.loads((extraction / "manifest.json").read_text())
     found = []
     for graph in manifest["graphs"]:

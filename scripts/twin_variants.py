@@ -1,15 +1,15 @@
 """Twins written again with some of the translators' choices changed, to time them against the twins as they are
-in the same device call (scripts/gpu_twin_speed.sh, VARIANTS=...): one call then weighs several ideas, not one.
+in the same device call (scripts/gpu/verify.sh twins, VARIANTS=...): one call then weighs several ideas, not one.
 
     python scripts/twin_variants.py EXTRACTIONS_DIR VARIANTS_DIR "NAME:CHOICE=VALUE[,...]" [...]
-    python scripts/twin_variants.py --compare BASE_TWINS_JSON VARIANT_TWINS_JSON    (gpu_twins.py's, same call)
+    python scripts/twin_variants.py --compare BASE_TWINS_JSON VARIANT_TWINS_JSON    (scripts/gpu/parts/twins.py's, same call)
 
 EXTRACTIONS_DIR holds extractions (one per target) with their twins written at this code. For each variant, each
 extraction is copied to VARIANTS_DIR/NAME/ without its twins, and `harvest twin` (twin_command, without nvcc) runs
 on the copy with those choices changed: a CHOICE is a field of harvest.twin.choices.TwinChoices, an int (0 or 1 for
 a yes-or-no one), as in `splitlooped:split_looped_rows=1` or `blockrows:warp_row_limit=0,loop_copies=2`.
 VARIANTS_DIR/NAME/changed.txt lists the twins whose .cu or launcher differ from EXTRACTIONS_DIR's, as
-`EXTRACTION/GRAPH/twin/KERNEL.cu` (what gpu_twins.py --only then checks and times)."""
+`EXTRACTION/GRAPH/twin/KERNEL.cu` (what scripts/gpu/parts/twins.py --only then checks and times)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """harvest bench on the CPU: no GPU -> one line and exit 9; ncu command text; sweep configs of real kernels; the sweep's
 correctness gate under the Triton interpreter; bytes moved; the CSV/JSON rows; the twin's seam; the timing code the
-modules carry. The timings themselves need the GPU (scripts/gpu_bench.sh; requires_cuda at the end)."""
+modules carry. The timings themselves need the GPU (scripts/gpu/verify.sh bench; requires_cuda at the end)."""
 
 import collections
 import csv
@@ -539,7 +539,7 @@ def test_in_the_graph_l2_is_flushed_right_before_each_timed_kernel_and_put_back_
 
 
 def test_modules_of_two_extractions_in_one_process_each_get_their_own_harness():
-    """harvest bench and scripts/gpu_twins.py load modules of several extractions in one process: a module must not
+    """harvest bench and scripts/gpu/parts/twins.py load modules of several extractions in one process: a module must not
     be bound to the harness.py another extraction imported first (on the H200 a conv_bn kernel once got the small
     model's harness, whose triton_helpers had no welford)."""
     first = _kernel_module(SHOWCASES / "small_model/g0_forward/softmax_kernel.py")

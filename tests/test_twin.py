@@ -1,6 +1,6 @@
 """The CUDA twin: translation of real extracted kernels, `harvest twin` on an extraction, nvcc on every twin.
 
-Running the twins needs a GPU (scripts/gpu_twins.sh checks all of them on the H200 against the run's record);
+Running the twins needs a GPU (scripts/gpu/verify.sh twins checks all of them on the H200 against the run's record);
 here every twin is translated from real kernel modules and compiled with the real nvcc.
 """
 
@@ -679,7 +679,7 @@ def test_a_user_written_kernel_gets_a_twin_whose_fast_path_stays_inside_its_own_
 def test_twin_variants_write_the_twins_again_with_a_choice_changed_and_list_those_that_differ(small_twins, tmp_path):
     """scripts/twin_variants.py (the device script's VARIANTS): with no row short enough for a warp
     (warp_row_limit=0), exactly the warp-per-row twins change, to a block per row, and changed.txt lists them for
-    gpu_twins.py --only; a choice TwinChoices does not have is refused, with its name and the choices there are."""
+    scripts/gpu/parts/twins.py --only; a choice TwinChoices does not have is refused, with its name and the choices there are."""
     script = ROOT / "scripts" / "twin_variants.py"
     out = tmp_path / "variants"
     done = subprocess.run([sys.executable, str(script), str(small_twins.parent), str(out),

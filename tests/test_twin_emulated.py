@@ -4,7 +4,7 @@ and warp shuffles, a process per block for a cooperative launch), and the twin h
 outputs with the run's record and the eager reference.
 
 What the GPU would run is what runs here, instruction for instruction in C++; the emulation gives no timing and
-none of the GPU's memory model beyond its barriers, so every twin is also run on the H200 (scripts/gpu_twins.py).
+none of the GPU's memory model beyond its barriers, so every twin is also run on the H200 (scripts/gpu/parts/twins.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
-# harvest's verification on a GPU machine (through the device tool, `carry: [".whl"]`: libcst as a cp312 wheel),
-# one section a call, each under 10 minutes; what comes back is under $OUT (at most 8 files: logs and tarballs).
+# harvest's verification on a GPU machine: the one entry. Through the device tool (`carry: [".whl"]`: libcst as a
+# cp312 wheel), one section a call, each under 10 minutes; what comes back is under $OUT (few files: logs and
+# tarballs). Record what a call measured in docs/benchmarks.md (date, GPU, torch/triton, this command, median, spread).
 #
+#   OUT=$OUT bash scripts/gpu/verify.sh models [all|examples|rest]
+#                                                the five examples re-made as showcases (extracted/h200/) and
+#                                                examples/models/ (MODELS="a.py b.py") through scripts/model_matrix.py
+#                                                --device cuda: extract, every module --check'ed (scripts/gpu/parts/models.sh)
+#   OUT=$OUT bash scripts/gpu/verify.sh bench    `harvest bench` on the examples and three models: eager, Inductor in
+#                                                its graph and alone, the twin column, --sweep, --profile, ncu
+#                                                (scripts/gpu/parts/bench.sh; ONLY="step ..." reruns steps)
+#   OUT=$OUT bash scripts/gpu/verify.sh twins [templates]
+#                                                every CUDA twin built, checked against the run's record and timed
+#                                                against its Triton kernel; twin / Triton per kind; the square twin's
+#                                                bandwidth (scripts/gpu/parts/twins.sh; TARGETS=, VARIANTS=)
 #   OUT=$OUT bash scripts/gpu/verify.sh launch   `harvest run --with` (issue 46): every kernel swapped unedited
 #                                                (-k '*') on small_model, square_square and a transformer training
 #                                                step (TRAIN_STEP=..., a zoo model's when ZOO holds it); small_model's
@@ -13,12 +25,20 @@
 #   OUT=$OUT bash scripts/gpu/verify.sh zoo      the model zoo on the GPU (issue 45): examples/zoo/ (what this
 #                                                machine's packages build; ZOO="a.py b.py" to choose) through
 #                                                scripts/model_matrix.py --device cuda, every module --check'ed.
+#   OUT=$OUT bash scripts/gpu/verify.sh distributed
+#                                                the torchrun examples on two GPUs (kind nvidia-h200-x2; gloo on one)
+#                                                (scripts/gpu/parts/distributed.sh)
 #
 # Timings from one call compare with each other only (the card may differ between calls): docs/benchmarks.md.
 set -u
-section=${1:?launch or zoo}
+section=${1:-}
+export OUT=${OUT:-/tmp/out}
+case "$section" in
+  models|bench|twins|distributed) shift; exec bash "scripts/gpu/parts/$section.sh" "$@" ;;
+  launch|zoo) ;;
+  *) echo "usage: OUT=DIR bash scripts/gpu/verify.sh models|bench|twins|launch|zoo|distributed (see its header)" >&2; exit 2 ;;
+esac
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 COLUMNS=200
-OUT=${OUT:-/tmp/out}
 X=/tmp/x
 L=/tmp/logs
 mkdir -p "$OUT" "$X" "$L"

@@ -152,7 +152,7 @@ def pip_cuda_toolkit(build_dir):
 
 
 class Twin:
-    """One twin module with this harness bound to it (scripts/gpu_twins.py passes a launch function it built itself
+    """One twin module with this harness bound to it (scripts/gpu/parts/twins.py passes a launch function it built itself
     to check() and bench())."""
 
     def __init__(self, namespace):
