@@ -160,3 +160,62 @@ def test_an_index_inductor_recomputes_nine_nodes_deep_has_its_reference(tmp_path
     checked = run_check(out / embedding["module"])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "out_ptr: reference: ok (512 values, torch.float32" in checked.stdout, checked.stdout
+
+
+# Four zoo models' captures (examples/zoo/, CPU path), their launch data and provenance left out and the graphs of
+# decode steps and of the optimizer dropped (tests/fixtures/.../recorded/zoo_models/README.md): dynamic shapes
+# (ShuffleNet's strided convolutions, GPT-2's growing sequence), library calls' arguments that a kernel makes by views
+# (a channel shuffle, a key cat with the past, a rotary key and its repeat for grouped attention) and a layer norm
+# redone in a kernel of the layer norm that follows it (ConvNeXt under AMP).
+ZOO_MODELS = CPU_FIXTURES / "recorded" / "zoo_models"
+ZOO_MODEL_REFERENCES = {  # model -> (full, none): the manifest's counts
+    "shufflenet_v2_dynamic": (28, 2),
+    "gpt2_dynamic": (18, 0),
+    "mistral_decode": (16, 0),
+    "convnext_amp_adamw": (58, 1),
+}
+
+
+@pytest.fixture(scope="module")
+def zoo_models(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
+    return {name: replay(ZOO_MODELS / name, tmp_path_factory) for name in ZOO_MODEL_REFERENCES}
+
+
+def test_the_zoo_models_have_a_full_reference_but_where_they_say_why(zoo_models):
+    for name, (full, none) in ZOO_MODEL_REFERENCES.items():
+        manifest, _ = zoo_models[name]
+        assert manifest["references"] == {"full": full, "partial": 0, "none": none, "from_recorded_graph": full + none}, name
+    shufflenet, _ = zoo_models["shufflenet_v2_dynamic"]
+    # a size FX knows is 1 where the wrapper still spells it `1 + (((-1) + s53) // 32)`: said, not guessed
+    for kernel in (k for k in kernels(shufflenet) if k["reference"]["coverage"] != "full"):
+        assert "but out_ptr0 holds ['s77', 96, '1 + (((-1) + s53) // 32)'" in kernel["reference"]["outputs"]["out_ptr"]
+
+
+# (model, graph, Inductor's kernel): each used to have no reference, or a reference that raised (NameError s77,
+# UnboundLocalError s27); each checked against it here on made-up inputs
+ZOO_MODEL_CHECKED = [
+    ("shufflenet_v2_dynamic", "g0_inference", "triton_poi_fused__native_batch_norm_legit_no_training_mean_relu_29"),
+    ("shufflenet_v2_dynamic", "g0_inference", "triton_poi_fused_clone_transpose_view_8"),
+    ("shufflenet_v2_dynamic", "g0_inference", "triton_poi_fused_clone_convolution_split_transpose_view_9"),
+    ("gpt2_dynamic", "g1_inference", "triton_per_fused_add_arange_embedding_native_layer_norm_unsqueeze_view_6"),
+    ("gpt2_dynamic", "g1_inference", "triton_poi_fused_cat_split_transpose_view_1"),
+    ("gpt2_dynamic", "g1_inference", "triton_poi_fused_add_mul_pow_tanh_view_5"),
+    ("mistral_decode", "g0_inference", "triton_poi_fused__scaled_dot_product_flash_attention_for_cpu__to_copy__unsafe_"
+     "view_add_arange_bitwise_and_cat_clone_cos_expand_gt_le_mul_new_ones_scalar_tensor_sin_sub_transpose_unsqueeze_"
+     "view_where_5"),
+    ("convnext_amp_adamw", "g0_forward",
+     "triton_per_fused_add_mul_native_layer_norm_native_layer_norm_backward_permute_view_8"),
+    ("convnext_amp_adamw", "g1_backward",
+     "triton_poi_fused_convolution_backward_native_layer_norm_native_layer_norm_backward_permute_view_0"),
+]
+
+
+@pytest.mark.parametrize(("model", "graph", "name"), ZOO_MODEL_CHECKED, ids=[f"{c[0]}-{c[2][:48]}" for c in ZOO_MODEL_CHECKED])
+def test_the_zoo_models_kernels_are_checked_against_their_reference(zoo_models, model, graph, name):
+    path, kernel = module(zoo_models[model], graph, name)
+    outputs = kernel["reference"]["outputs"]
+    assert set(outputs.values()) == {"compared"}, kernel["reference"]
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for output in outputs:
+        assert f"{output}: reference: ok" in done.stdout, done.stdout
