@@ -222,18 +222,24 @@ class KernelGraphs:
         mentioned |= {m for m, real in mutation.items() if real in mentioned}
         graph_inputs = set(getattr(V.graph, "graph_input_names", []) or [])
         # What the kernel's nodes read, and, back through nodes that are not a buffer the kernel is passed (views,
-        # getitems of a tuple the kernel computes), what those read: enough for the reference to recompute them.
-        passed = {buffers[b]["node"] for b in mentioned if b in buffers and buffers[b]["node"]}
+        # getitems of a tuple the kernel computes, an index Inductor recomputes: T5's relative position buckets,
+        # nine nodes deep), what those read: enough for the reference to recompute them. The walk stops at a buffer
+        # the kernel is passed, and at a reduction or a library call's result, which no kernel recomputes (past them
+        # lies the rest of the graph: a whole backward).
+        from torch._inductor import ir
+
+        stops = {buffers[b]["node"] for b in mentioned if b in buffers and buffers[b]["node"]}
+        stops |= {n for n, value in self.values.items() if not _recomputable(value, ir)}
         kernel_nodes = set(nodes)
         read: set = set()
         frontier = [a for n in nodes for a in n.all_input_nodes]
-        for _ in range(32):  # (deep enough for an index Inductor recomputes: T5's relative position buckets, 9)
+        for _ in range(32):
             step = []
             for a in frontier:
                 if a in kernel_nodes or a in read or a not in position:
                     continue
                 read.add(a)
-                if a.op == "call_function" and a.name not in passed:
+                if a.op == "call_function" and a.name not in stops:
                     step.extend(a.all_input_nodes)
             frontier = step
         # The elements of a tuple the kernel computes (var_mean's getitems: what a partial buffer is part of).
@@ -261,6 +267,19 @@ class KernelGraphs:
                             **({"graph_input": True} if b in graph_inputs else {})}
                         for b in sorted(mentioned)},
         })
+
+
+def _recomputable(value, ir) -> bool:
+    """Whether a kernel may compute an IR value again where it reads it, as Inductor inlines pointwise work: not a
+    reduction's result, nor a library call's (an extern kernel's output or an element of the tuple it returns)."""
+    for _ in range(32):
+        if isinstance(value, (ir.MutableBox, ir.BaseView)):
+            value = value.data
+        else:
+            break
+    if isinstance(value, (ir.ExternKernel, ir.MultiOutput)):
+        return False
+    return not (isinstance(value, ir.ComputedBuffer) and isinstance(value.data, ir.Reduction))
 
 
 def _buffers_of(value, ir) -> list[tuple[str, bool]]:
