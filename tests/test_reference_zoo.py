@@ -162,6 +162,24 @@ def test_an_index_inductor_recomputes_nine_nodes_deep_has_its_reference(tmp_path
     assert "out_ptr: reference: ok (512 values, torch.float32" in checked.stdout, checked.stdout
 
 
+def test_a_batch_norm_backward_after_the_whole_backward_has_its_reference(tmp_path):
+    """timm's resnet10t in small (tests/targets/deep_stem_bn.py): the stem's first batch-norm backward is the last
+    kernel of the backward. The capture's walk back from what it reads went 32 steps through everything, past
+    convolution backwards and reductions no kernel recomputes, through the whole backward to a saved convolution no
+    parameter binds: `the kernel reads convolution_2, but no kernel parameter could be bound to it` (43 of 44 full).
+    It now stops at a reduction's or a library call's result."""
+    out = tmp_path / "out"
+    done = harvest("extract", str(ROOT / "tests" / "targets" / "deep_stem_bn.py"), "-o", str(out), "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    found = kernels(json.loads((out / "manifest.json").read_text()))
+    assert len(found) == 44
+    assert [(k["module"], k["reference"]) for k in found if k["reference"]["coverage"] != "full"] == []
+    [first] = [k for k in found if k["module"] == "g1_backward/batch_norm_bwd_batch_norm_fwd_kernel_1.py"]
+    checked = run_check(out / first["module"])
+    assert checked.returncode == 0 and "NOT COMPARED" not in checked.stdout, checked.stdout + checked.stderr
+    assert checked.stdout.count(": reference: ok (") == len(first["reference"]["outputs"]), checked.stdout
+
+
 # Four zoo models' captures (examples/zoo/, CPU path), their launch data and provenance left out and the graphs of
 # decode steps and of the optimizer dropped (tests/fixtures/.../recorded/zoo_models/README.md): dynamic shapes
 # (ShuffleNet's strided convolutions, GPT-2's growing sequence), library calls' arguments that a kernel makes by views
