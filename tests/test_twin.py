@@ -831,6 +831,33 @@ def test_the_launcher_of_a_split_row_twin_compiles_with_torchs_headers(cooperati
     assert done.returncode == 0, done.stderr[-4000:]
 
 
+def test_the_gpu_scripts_joined_extension_keeps_headers_outside_the_twins_namespaces(cooperative, tmp_path):
+    """scripts/gpu/parts/twins.py builds an extraction's twins as one extension, each kernel in its own namespace. A
+    header left inside one (cooperative_groups.h) redefined libcu++'s atomics and the whole build failed on the H100;
+    a cooperative launcher names its kernel as a function pointer too, not only before `<<<`. (Compiled with nvcc and
+    torch's headers by hand once: 74 s, too long for CI; this checks the text that compile needed.)"""
+    out = tmp_path / "cooperative"
+    shutil.copytree(cooperative, out)
+    assert harvest("twin", str(out), "--no-compile", "-q", cwd=tmp_path).returncode == 0
+    script = import_file(ROOT / "scripts" / "gpu" / "parts" / "twins.py", "gpu_twins_script")
+    twins = script.twins_of(out, None)
+    assert len(twins) == 2
+    helpers = script.load(out / "twin_harness.py", "gpu_twins_harness").LAUNCH_HELPERS
+    cuda, _, functions = script.joined_sources(twins, helpers)
+    assert functions == ["launch_0", "launch_1"]
+    first_namespace = cuda.index("namespace twin_0 {")
+    assert "#include <cooperative_groups.h>" in cuda[:first_namespace]
+    for i, block in enumerate(re.findall(r"namespace twin_\d+ \{\n(.*?)\n\}\n// twin_", cuda, re.S)):
+        assert "#include" not in block, i
+    for i, twin in enumerate(twins):
+        name = re.search(r'extern "C" __global__ void (\w+)\(', twin["cuda"].read_text()).group(1)
+        launcher = cuda[cuda.index(f"void launch_{i}(") :]
+        launcher = launcher[: launcher.index("\n}") + 2]
+        assert f"hv::row_splits(reinterpret_cast<const void*>(&twin_{i}::{name}_{i})" in launcher, launcher
+        assert re.search(rf"hv::launch_rows_split\([^,]+, twin_{i}::{name}_{i},", launcher), launcher
+        assert not re.search(rf"(?<!::){name}\b", launcher), launcher
+
+
 @pytest.fixture(scope="module")
 def scans(tmp_path_factory) -> Path:
     """examples/models/scans.py extracted on the CPU path: persistent scans (rows of 64 and of 16 floats 64 apart),

@@ -159,17 +159,40 @@ if [ "$section" = launch ]; then
   (cd "$X" && tar czf "$OUT/zoo_raw.tgz" --exclude records zoo/*/raw zoo/*/manifest.json 2>/dev/null)
   pack
 elif [ "$section" = zoo ]; then
+  # ZOO_CHAINS matrix runs side by side (a model at a time each, JOBS modules checked at a time), all stopped at
+  # ZOO_S seconds; each model's counts are kept as it finishes (models/*.json), so a cut call still reports them
   zoo=${ZOO:-$(ls examples/zoo/*.py | grep -v diffusers)}  # diffusers is not on this machine
-  set -- $zoo
-  half=$(( ($# + 1) / 2 ))
-  first=$(echo "$zoo" | tr ' ' '\n' | head -n "$half")
-  second=$(echo "$zoo" | tr ' ' '\n' | tail -n +"$((half + 1))")
-  python3 scripts/model_matrix.py --device cuda --no-plain --out /tmp/zoo_a --jobs 6 --timeout 120 --extract-timeout 300 $first > "$L/zoo_a.log" 2>&1 &
-  first_pid=$!
-  python3 scripts/model_matrix.py --device cuda --no-plain --out /tmp/zoo_b --jobs 6 --timeout 120 --extract-timeout 300 $second > "$L/zoo_b.log" 2>&1 &
-  wait "$first_pid" $!
-  for half in zoo_a zoo_b; do cat /tmp/$half/matrix.md; cp /tmp/$half/matrix.json "$OUT/$half.json"; done
-  (cd /tmp && tar czf "$OUT/zoo_logs.tgz" zoo_a/logs zoo_b/logs 2>/dev/null)
+  chains=${ZOO_CHAINS:-3}
+  pids=()
+  for c in $(seq 0 $((chains - 1))); do
+    part=$(echo $zoo | tr ' ' '\n' | awk -v c="$c" -v n="$chains" 'NF && (NR - 1) % n == c')
+    [ -n "$part" ] || continue
+    TORCHINDUCTOR_COMPILE_THREADS=4 timeout "${ZOO_S:-500}" python3 scripts/model_matrix.py --device cuda --no-plain \
+      --out "/tmp/zoo_$c" --jobs "${JOBS:-4}" --timeout 120 --extract-timeout 300 $part > "$L/zoo_$c.log" 2>&1 & pids+=($!)
+  done
+  wait "${pids[@]}"
+  for c in $(seq 0 $((chains - 1))); do [ -f "/tmp/zoo_$c/matrix.md" ] && cat "/tmp/zoo_$c/matrix.md"; done
+  python3 - /tmp/zoo_* <<'PY'
+import json, sys
+from pathlib import Path
+kept = sorted(p for d in sys.argv[1:] for p in Path(d).glob("models/*.json"))
+total = {}
+for p in kept:
+    m = json.loads(p.read_text()); c = m["counts"]
+    print(f"{m['model']}: {c['kernels']} kernels, {c['passing']} pass, {c['fail']} fail, {c['crash']} crash, "
+          f"{c['timeout']} timeout; reference {c['reference_full']} full / {c['reference_partial']} partial / "
+          f"{c['reference_none']} none; outputs compared: {c.get('outputs_recorded', 0)} record, "
+          f"{c.get('outputs_reference', 0)} reference; {c['false_fail']} false FAIL; extract rc {m.get('extract_rc')}")
+    for key in ("kernels", "passing", "fail", "crash", "timeout", "reference_full", "false_fail", "outputs_recorded",
+                "outputs_reference"):
+        total[key] = total.get(key, 0) + c[key]
+    for k in m["kernels"]:
+        if k.get("reference") != "full" or k.get("status") != "pass":
+            why = "; ".join(k.get("reasons") or []) or json.dumps(k.get("unreferenced"))
+            print(f"   {k.get('module') or k.get('inductor_name')}: {k.get('status')}, reference {k.get('reference')}: {why[:240]}")
+print(f"ALL {len(kept)} models: {total}")
+PY
+  (cd /tmp && tar czf "$OUT/zoo_logs.tgz" zoo_*/models zoo_*/logs zoo_*/matrix.json 2>/dev/null)
   pack
 fi
 echo "done ($(elapsed) s)"

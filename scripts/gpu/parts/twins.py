@@ -67,21 +67,31 @@ def load(path: Path, name: str):
     return module
 
 
+INCLUDE = re.compile(r"^#include [<\"][^>\"]+[>\"][^\n]*\n", re.M)
+
+
 def joined_sources(twins: list[dict], launch_helpers: str) -> tuple[str, str, list[str]]:
-    cuda, declarations, functions = [PRELUDE, launch_helpers], [], []
+    """One extension's CUDA source, C++ declarations and function names for these twins. Each twin's headers go
+    to the top, once, outside every namespace: a header included inside `namespace twin_i` declares its names there
+    (cooperative_groups.h inside one redefined libcu++'s atomics, and the whole build failed)."""
+    cuda, declarations, functions, headers = [PRELUDE, launch_helpers], [], [], []
     for i, twin in enumerate(twins):
         module_text = twin["module"].read_text()
         launcher = re.search(r'LAUNCHER = r"""(.*?)"""', module_text, re.S).group(1)
-        name = re.search(r"extern \"C\" __global__ void (\w+)\(", twin["cuda"].read_text()).group(1)
-        kernel = twin["cuda"].read_text().replace(f"void {name}(", f"void {name}_{i}(")
-        launcher = launcher.replace(f"{name}<<<", f"{name}_{i}<<<").replace("void launch(", f"void launch_{i}(")
+        source = twin["cuda"].read_text()
+        headers += [h.strip() for h in INCLUDE.findall(source) if h.strip() not in PRELUDE and h.strip() not in headers]
+        name = re.search(r"extern \"C\" __global__ void (\w+)\(", source).group(1)
+        kernel = INCLUDE.sub("", source).replace(f"void {name}(", f"void {name}_{i}(")
+        # every mention of the kernel in its launcher (a `<<<` launch, a cooperative launch's function pointer)
+        launcher = re.sub(rf"\b{name}\b", f"twin_{i}::{name}_{i}", launcher).replace("void launch(", f"void launch_{i}(")
         declaration = re.search(r'DECLARATION = "(.*?)"', module_text).group(1).replace("void launch(", f"void launch_{i}(")
         cuda.append(f"namespace twin_{i} {{\n{kernel}\n}}\nusing namespace twin_{i};\n")
-        cuda.append(launcher.replace(f"{name}_{i}<<<", f"twin_{i}::{name}_{i}<<<"))
+        cuda.append(launcher)
         declarations.append(declaration)
         functions.append(f"launch_{i}")
     # `using namespace` of several twins makes hv ambiguous: qualify inside each namespace instead
     text = "".join(cuda).replace("using namespace ", "// ")
+    text = text.replace(PRELUDE, PRELUDE + "".join(h + "\n" for h in headers), 1)
     return text, "\n".join(declarations), functions
 
 
@@ -124,9 +134,16 @@ def main() -> int:
         build_dir = f"/tmp/twin-build/{name}"
         jobs.append((name, cuda, cpp, functions, build_dir))
         plans.append((extraction, twins, name, functions, build_dir, cuda, cpp))
+    failed: dict[str, str] = {}  # an extension that does not build: its twins are written as BUILD FAIL, the others go on
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(8, len(jobs) or 1)) as pool:
-        for name, seconds in pool.map(build, jobs):
-            print(f"built {name} in {seconds:.0f} s", flush=True)
+        futures = {pool.submit(build, job): job[0] for job in jobs}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                name, seconds = future.result()
+                print(f"built {name} in {seconds:.0f} s", flush=True)
+            except Exception as exc:
+                failed[futures[future]] = errors_of(exc)
+                print(f"BUILD FAIL {futures[future]}:\n{failed[futures[future]]}", flush=True)
     if build_only:
         return 0
     from torch.utils.cpp_extension import load_inline
@@ -136,6 +153,12 @@ def main() -> int:
     limit = float(os.environ.get("TWIN_S", "60"))
     for extraction, twins, name, functions, build_dir, cuda, cpp in plans:
         if all(twin["path"] in done for twin in twins):
+            continue
+        if name in failed:
+            rows += [{"extraction": extraction.name, "kernel": twin["kernel"], "kind": twin["kind"], "path": twin["path"],
+                      "check": "BUILD FAIL", "twin_ms": None, "triton_ms": None, "copy_gbps": None, "log": failed[name]}
+                     for twin in twins if twin["path"] not in done]
+            write(out, rows)
             continue
         extension = load_inline(name=name, cpp_sources=cpp, cuda_sources=cuda, functions=functions, build_directory=build_dir,
                                 extra_cuda_cflags=["-O3"], verbose=False)
@@ -179,6 +202,13 @@ def main() -> int:
     passed = sum(r["check"] == "ok" for r in rows)
     print(f"{passed} of {len(rows)} twins pass --check")
     return 0 if passed == len(rows) else 1
+
+
+def errors_of(exc: BaseException) -> str:
+    """The compiler's first error lines from a failed load_inline (its message holds ninja's whole output)."""
+    text = f"{exc}\n{exc.__cause__ or ''}"
+    errors = [line for line in text.splitlines() if "error" in line.lower()]
+    return "\n".join(errors[:6]) or text[-1500:]
 
 
 def hang(out: Path, rows: list[dict], extraction: Path, twin: dict, limit: float) -> None:
