@@ -193,6 +193,18 @@ for p in kept:
 print(f"ALL {len(kept)} models: {total}")
 PY
   (cd /tmp && tar czf "$OUT/zoo_logs.tgz" zoo_*/models zoo_*/logs zoo_*/matrix.json 2>/dev/null)
+  # the raw captures (launch data left out) of the models with a kernel not passing or without a full reference:
+  # what a CPU test replays to reproduce it (tests/fixtures/.../recorded/)
+  misses=$(python3 - /tmp/zoo_* <<'PY'
+import json, sys
+from pathlib import Path
+for p in sorted(p for d in sys.argv[1:] for p in Path(d).glob("models/*.json")):
+    m = json.loads(p.read_text())
+    if any(k.get("reference") != "full" or k.get("status") != "pass" for k in m["kernels"]):
+        print(f"{p.parent.parent.name}/{m['model']}/raw {p.parent.parent.name}/{m['model']}/manifest.json")
+PY
+)
+  [ -n "$misses" ] && (cd /tmp && tar czf "$OUT/zoo_misses_raw.tgz" --exclude records $misses 2>/dev/null)
   pack
 fi
 echo "done ($(elapsed) s)"

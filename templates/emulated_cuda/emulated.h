@@ -6,6 +6,7 @@
 // the device math is the host's (the fast approximations computed exactly). No timing: a GPU gives that.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -63,6 +64,12 @@ struct Barrier {
     }
     static const int patience = std::getenv("HV_EMULATED_BARRIER_S") ? std::atoi(std::getenv("HV_EMULATED_BARRIER_S")) : 60;
     if (!arrived.wait_for(lock, std::chrono::seconds(patience), [&] { return generation != mine; })) {
+      // Threads waiting at other barriers give up at the same moment: the first says so, once, and ends the process.
+      static std::atomic<bool> said{false};
+      if (said.exchange(true)) {
+        lock.unlock();
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+      }
       std::fprintf(stderr, "--emulate: threads of a block waited %d s at a __syncthreads or a warp shuffle that the "
                            "others never reached (the twin's threads diverge around it)\n", patience);
       std::_Exit(1);
