@@ -824,7 +824,10 @@ def test_the_launcher_of_a_split_row_twin_compiles_with_torchs_headers(cooperati
     stub.mkdir(parents=True)
     (stub / "cuda_cmake_macros.h").write_text("#pragma once\n")
     source = tmp_path / "extension.cu"
-    source.write_text(twin.cuda + helpers + twin.launcher)
+    # (load_inline puts torch/types.h, cuda.h and cuda_runtime.h first; the launcher's own includes do not pull in
+    # torch/extension.h's Python and pybind11 headers, which took this compile from ~30 s to ~70 s here)
+    assert "#include <torch/extension.h>" not in helpers + twin.launcher
+    source.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n" + twin.cuda + helpers + twin.launcher)
     command = [NVCC, "-c", "-std=c++17", "-arch=sm_90", f"-I{tmp_path / 'stub'}", *(f"-I{p}" for p in include_paths()),
                f"-I{sysconfig.get_paths()['include']}", "-DTORCH_EXTENSION_NAME=twin", "-o", str(tmp_path / "extension.o"), str(source)]
     done = subprocess.run(command, capture_output=True, text=True)

@@ -25,8 +25,10 @@ NEEDS_A_GPU = 9  # the exit code harvest gives for "needs a GPU" (`harvest --hel
 # What every launcher uses; the build puts it between the kernel (<kernel>.cu) and the twin module's LAUNCHER.
 LAUNCH_HELPERS = r"""
 // ---- launcher (load_inline compiles this after the kernel above) ----
+// torch/types.h (ATen's tensors, TORCH_CHECK: what a launcher uses), not torch/extension.h, whose Python and
+// pybind11 headers only the extension's main.cpp needs: nvcc compiles this file in half the time.
 #include <algorithm>
-#include <torch/extension.h>
+#include <torch/types.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 

@@ -41,7 +41,7 @@ PRELUDE = """#include <cstdint>
 #include <algorithm>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
-#include <torch/extension.h>
+#include <torch/types.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 """
