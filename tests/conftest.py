@@ -145,6 +145,31 @@ def assert_same_tree(a: Path, b: Path) -> None:
         raise AssertionError(f"files differ between {a} and {b}: {differ}\n" + "\n".join(list(shown)[:40]))
 
 
+def extraction_of(target: Path, factory: pytest.TempPathFactory) -> Path:
+    """`harvest extract TARGET -q` on the CPU path, made once per test session for all its workers (several test
+    files start from the same example: scans, cooperative, small_model), and a copy of it for the caller to change
+    as it likes (`harvest twin` writes into it), noted as made on this machine (harvest.trust: each worker has its
+    own HARVEST_STATE_DIR). The first worker to ask extracts while the others wait on a lock file."""
+    import fcntl
+
+    from harvest.trust import remember_made_here
+
+    base = factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-extractions"
+    shared.mkdir(exist_ok=True)
+    made = shared / target.relative_to(ROOT).with_suffix("").as_posix().replace("/", "-")
+    with open(f"{made}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (made / "manifest.json").is_file():
+            shutil.rmtree(made, ignore_errors=True)
+            done = harvest("extract", str(target), "-o", str(made), "-q", cwd=shared)
+            assert done.returncode == 0, done.stderr
+    copy = factory.mktemp(target.stem) / target.stem
+    shutil.copytree(made, copy)
+    assert remember_made_here(copy)
+    return copy
+
+
 def kernels(manifest: dict) -> list[dict]:
     return [kernel for graph in manifest["graphs"] for kernel in graph["kernels"]]
 

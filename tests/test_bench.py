@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import EXAMPLES, ROOT, harvest, run_check, tree_env
+from conftest import EXAMPLES, ROOT, extraction_of, harvest, run_check, tree_env
 from rich.console import Console
 
 from harvest.bench.children import run_twin
@@ -38,10 +38,7 @@ Storage = collections.namedtuple("Storage", "lo hi fill high")
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory) -> Path:
     """examples/small_model.py extracted on the CPU path (real Inductor Triton kernels, a record of every launch)."""
-    out = tmp_path_factory.mktemp("bench") / "small_model"
-    done = harvest("extract", str(EXAMPLES / "small_model.py"), "-o", str(out), "-q", cwd=out.parent)
-    assert done.returncode == 0, done.stderr
-    return out
+    return extraction_of(EXAMPLES / "small_model.py", tmp_path_factory)  # a copy of the session's one extraction
 
 
 def _space(extraction: Path, module: str):

@@ -184,7 +184,7 @@ def test_a_failing_rank_is_named_and_what_every_rank_captured_is_kept(tmp_path_f
 
 def test_a_hanging_rank_is_ended_at_the_timeout_and_named(tmp_path_factory):
     started = time.monotonic()
-    out, done = extract_job(tmp_path_factory, "ddp-hang", "--timeout", "45", "--nproc-per-node", "2", str(DDP),
+    out, done = extract_job(tmp_path_factory, "ddp-hang", "--timeout", "30", "--nproc-per-node", "2", str(DDP),
                             "--", "--hang-rank", "1")
     assert done.returncode == TimeoutError_.exit_code, done.stderr
     assert time.monotonic() - started < 120

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT, harvest, run_check
+from conftest import ROOT, extraction_of, harvest, run_check
 
 FOREACH = """\
 import torch
@@ -73,18 +73,17 @@ def test_a_user_written_kernel_runs_between_the_graphs_and_says_so(tmp_path):
     assert any("sin" in n for n in names) and any("sum" in n for n in names), names  # the graphs before and after
 
 
-def test_cooperative_reductions_run_under_the_interpreter_in_passes_and_check(tmp_path):
+def test_cooperative_reductions_run_under_the_interpreter_in_passes_and_check(tmp_path_factory):
     """examples/models/cooperative.py on the CPU path: the target runs (the interpreter cannot wait at a grid barrier:
     the grid runs once more per barrier, the workspace kept, everything else put back), each kernel becomes a
     module launched as Inductor launches it, and checks bit for bit against the record and against eager. With
     RSPLIT edited from the recorded 1 to 4, the Welford statistics are combined from 4 programs' partials, and
     still agree with eager (not bit for bit with the record: other partial sums round otherwise)."""
-    done = harvest("extract", str(ROOT / "examples/models/cooperative.py"), "-o", "out", "-q", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    kernels = [k for g in json.loads((tmp_path / "out/manifest.json").read_text())["graphs"] for k in g["kernels"]]
+    out = extraction_of(ROOT / "examples/models/cooperative.py", tmp_path_factory)  # a copy of the session's one
+    kernels = [k for g in json.loads((out / "manifest.json").read_text())["graphs"] for k in g["kernels"]]
     assert [k["kind"] for k in kernels] == ["cooperative_reduction"] * 2, kernels
     for kernel in kernels:
-        module = tmp_path / "out" / kernel["module"]
+        module = out / kernel["module"]
         text = module.read_text()
         assert 'grid = (config["RSPLIT"], triton.cdiv(' in text and "launch_cooperative_grid=True" in text
         assert "torch._inductor" not in text  # harvest's x_grid_barrier, constexpr_next_power_of_2 and if_mask
@@ -92,8 +91,8 @@ def test_cooperative_reductions_run_under_the_interpreter_in_passes_and_check(tm
         assert done.returncode == 0 and "NOT COMPARED" not in done.stdout, done.stdout + done.stderr
         compared = [o for o, how in kernel["reference"]["outputs"].items() if how == "compared"]
         assert done.stdout.count("recorded: ok") == done.stdout.count("reference: ok") == len(compared) > 0
-    assert any("'RSPLIT': 2" in (tmp_path / "out" / k["module"]).read_text() for k in kernels)  # a split ran
-    module = tmp_path / "out" / next(k["module"] for k in kernels if "var_mean" in k["name"])
+    assert any("'RSPLIT': 2" in (out / k["module"]).read_text() for k in kernels)  # a split ran
+    module = out / next(k["module"] for k in kernels if "var_mean" in k["name"])
     text = module.read_text()
     assert "'RSPLIT': 1" in text and "welford" in text
     module.write_text(text.replace("'RSPLIT': 1", "'RSPLIT': 4"))

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, harvest, nvcc_path, run_check
+from conftest import CUDA_FIXTURES, EXAMPLES, ROOT, extraction_of, harvest, nvcc_path, run_check
 
 from harvest.errors import NoDeviceError, UsageError
 from harvest.imports import import_file
@@ -41,11 +41,9 @@ def ptx_of(cuda: str, tmp_path: Path, name: str = "twin") -> str:
 
 
 def extract(factory, name: str) -> Path:
-    """examples/NAME.py extracted on the CPU path (real Inductor Triton kernels, the run's record of every launch)."""
-    out = factory.mktemp(name) / name
-    done = harvest("extract", str(EXAMPLES / f"{name}.py"), "-o", str(out), "-q", cwd=out.parent)
-    assert done.returncode == 0, done.stderr
-    return out
+    """examples/NAME.py extracted on the CPU path (real Inductor Triton kernels, the run's record of every launch):
+    a copy of the session's one extraction of it (conftest.extraction_of)."""
+    return extraction_of(EXAMPLES / f"{name}.py", factory)
 
 
 @pytest.fixture(scope="module")
@@ -742,10 +740,7 @@ def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_varian
 @pytest.fixture(scope="module")
 def cooperative(tmp_path_factory) -> Path:
     """examples/models/cooperative.py extracted on the CPU path: two cooperative reductions (RSPLIT programs a row)."""
-    out = tmp_path_factory.mktemp("cooperative") / "cooperative"
-    done = harvest("extract", str(EXAMPLES / "models" / "cooperative.py"), "-o", str(out), "-q", cwd=out.parent)
-    assert done.returncode == 0, done.stderr
-    return out
+    return extraction_of(EXAMPLES / "models" / "cooperative.py", tmp_path_factory)
 
 
 def test_a_cooperative_reduction_read_as_a_row_reduction_computes_what_the_run_recorded(cooperative):
@@ -865,10 +860,7 @@ def test_the_gpu_scripts_joined_extension_keeps_headers_outside_the_twins_namesp
 def scans(tmp_path_factory) -> Path:
     """examples/models/scans.py extracted on the CPU path: persistent scans (rows of 64 and of 16 floats 64 apart),
     scans beside reductions, and Inductor's looped scan over 4096 columns with its own carry."""
-    out = tmp_path_factory.mktemp("scans") / "scans"
-    done = harvest("extract", str(EXAMPLES / "models" / "scans.py"), "-o", str(out), "-q", cwd=out.parent)
-    assert done.returncode == 0, done.stderr
-    return out
+    return extraction_of(EXAMPLES / "models" / "scans.py", tmp_path_factory)
 
 
 @pytest.mark.requires_nvcc

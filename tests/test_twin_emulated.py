@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, harvest
+from conftest import EXAMPLES, extraction_of, harvest
 
 from harvest.imports import import_file
 from harvest.twin import NoTwin, read_module, translate
@@ -29,10 +29,7 @@ pytestmark = [pytest.mark.requires_nvcc, pytest.mark.requires_gxx]  # the emulat
 
 def extract_with_twins(factory, example: str) -> Path:
     """EXAMPLE extracted on the CPU path, then `harvest twin` (its twin_harness.py and twin modules written)."""
-    name = Path(example).stem
-    out = factory.mktemp(name) / name
-    done = harvest("extract", str(EXAMPLES / example), "-o", str(out), "-q", cwd=out.parent)
-    assert done.returncode == 0, done.stderr
+    out = extraction_of(EXAMPLES / example, factory)  # a copy of the session's one extraction of it
     done = harvest("twin", str(out), "--no-compile", "-q", cwd=out.parent)
     assert done.returncode == 0, done.stderr
     return out
