@@ -9,15 +9,26 @@ tests/conftest.py sets, and handles a fork itself), so forking it is safe.
 
 Protocol, one JSON object per line: a request {"path" | "module", "argv", "cwd", "env", "stdout", "stderr"} on
 stdin; the replies {"pid": N} when the child started and {"status": N} when it ended, on stdout.
+
+A command's own capture child (`python -m harvest.capture.bootstrap ...`, which runs the target under torch.compile)
+is forked the same way, from the command's process, while that process is still as the server left it: one thread
+(no OpenMP or BLAS pool started) and no variable changed that torch or Python read at import (READ_AFTER_FORK lists
+those that may change). Otherwise, and for every other command a command starts, subprocess.Popen starts it from
+nothing; so does HARVEST_TEST_FORK_CAPTURE=0 for every capture child. 3-4 s less a capture (75 in the suite).
 """
 
 import atexit
+import io
 import json
 import os
 import runpy
 import signal
+import subprocess
 import sys
+import threading
+import time
 import traceback
+import weakref
 
 
 def preload() -> None:
@@ -35,6 +46,8 @@ def preload() -> None:
 
 
 SERVER_ENV = dict(os.environ)
+# sys.path past its first entry and PYTHONPATH's: the interpreter's own (taken once the server has started)
+BASE_PATH: list[str] = []
 
 
 def python_path(env: dict) -> list[str]:
@@ -51,28 +64,41 @@ def exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def run_child(request: dict) -> None:
-    """Become the requested command; never returns."""
+def output_files(request: dict) -> tuple[int, int]:
+    """The file descriptors of a request's stdout and stderr files (created or emptied)."""
+    return tuple(os.open(request[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) for name in ("stdout", "stderr"))
+
+
+def run_child(request: dict, stdout: int, stderr: int) -> None:
+    """Become the requested command, its output going to the file descriptors stdout and stderr; never returns."""
     code, interrupted = 1, False
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
-            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
-        sys.stdin = open(0, encoding="utf-8", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        os.dup2(stdout, 1)
+        os.dup2(stderr, 2)
+        for fd in {stdout, stderr} - {1, 2}:
+            os.close(fd)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        # the streams as a new interpreter would open them: unbuffered when PYTHONUNBUFFERED asks for it
+        unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0 if unbuffered else -1, closefd=False), encoding="utf-8",
+                                      write_through=unbuffered)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))  # as a new interpreter would take it
         sys.argv = list(request["argv"])
         # sys.path as Python sets it: the script's folder (with -m: the cwd), PYTHONPATH's entries, the rest
         first = os.getcwd() if request.get("module") else os.path.dirname(os.path.abspath(request["path"]))
-        sys.path[:] = [first, *python_path(os.environ), *(p for p in sys.path[1:] if os.path.abspath(p) not in python_path(SERVER_ENV))]
+        sys.path[:] = [first, *python_path(os.environ), *BASE_PATH]
+        if os.environ.get("HARVEST_TEST_FORK_CAPTURE", "1") != "0":  # the command's capture child: forked from here too
+            subprocess.Popen = ForkingPopen
         try:
             if request.get("module"):
+                sys.modules.pop(request["module"], None)  # as in a new interpreter, where -m runs it before any import
                 runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
             else:
                 runpy.run_path(request["path"], run_name="__main__")
@@ -100,15 +126,123 @@ def run_child(request: dict) -> None:
 
 def serve() -> None:
     preload()
+    BASE_PATH.extend(p for p in sys.path[1:] if os.path.abspath(p) not in python_path(SERVER_ENV))
     replies = sys.stdout.fileno()
     for line in sys.stdin.buffer:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            run_child(request)
+            run_child(request, *output_files(request))
         os.write(replies, (json.dumps({"pid": pid}) + "\n").encode())
         _, status = os.waitpid(pid, 0)
         os.write(replies, (json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n").encode())
+
+
+CAPTURE_MODULE = "harvest.capture.bootstrap"
+# What a capture's environment may set differently from the server's: read after the fork (by harvest, Inductor,
+# Dynamo, Triton's knobs) or by run_child. Any other difference (TORCH_LOGS, a PYTHON* or OMP_* variable, ...) is
+# read by the interpreter or torch at start or import, so such a child starts from nothing.
+READ_AFTER_FORK = ("HARVEST_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "TRITON_INTERPRET", "TRITON_CACHE_DIR", "PYTHONPATH",
+                   "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTEST_", "COLUMNS", "LINES", "HOME")
+
+
+def forkable_capture(args, kwargs: dict) -> bool:
+    """Whether subprocess.Popen(args, **kwargs) starts a capture child that this process can fork instead."""
+    if not (isinstance(args, list) and args[:3] == [sys.executable, "-m", CAPTURE_MODULE]):
+        return False
+    if set(kwargs) - {"env", "cwd", "stdout", "stderr", "text", "errors", "start_new_session"}:
+        return False
+    if kwargs.get("stdout") != subprocess.PIPE or kwargs.get("stderr") != subprocess.STDOUT or not kwargs.get("text"):
+        return False
+    if not single_threaded():
+        return False
+    env = kwargs.get("env") or os.environ
+    differ = {name for name in set(env) | set(SERVER_ENV) if env.get(name) != SERVER_ENV.get(name)}
+    return all(name.startswith(READ_AFTER_FORK) for name in differ)
+
+
+def single_threaded(wait: float = 1.0) -> bool:
+    """Whether this process has one thread (a fork copies only the caller; a thread of Python's, OpenMP's or BLAS's
+    would be missing in the child). harvest imports torch in a thread while the target runs (here: at once), and
+    a thread that has ended leaves the process a moment later, so wait for that."""
+    deadline = time.monotonic() + wait
+    while threading.active_count() != 1 or len(os.listdir("/proc/self/task")) != 1:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def forget_parent() -> None:
+    """In a capture child forked from a command: drop what the command registered to run at its own exit (its
+    temporary directories' finalizers would delete the capture's folder) and its signal handlers."""
+    atexit._clear()
+    for finalizer in list(weakref.finalize._registry):  # noqa: SLF001  (no public way to list them)
+        finalizer.detach()
+    weakref.finalize._registered_with_atexit = False  # noqa: SLF001  (so that the child's own register again)
+    for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(number, signal.SIG_DFL)
+
+
+class ForkedCapture:
+    """The part of subprocess.Popen that harvest.capture.runner uses, for a capture child forked from this process:
+    stdout (text, stderr joined to it), pid, returncode, poll, wait, send_signal, kill, terminate."""
+
+    def __init__(self, args: list[str], env: dict | None = None, cwd=None, errors: str | None = None,
+                 start_new_session: bool = False, **_) -> None:
+        self.args, self.returncode = args, None
+        read, write = os.pipe()
+        request = {"module": CAPTURE_MODULE, "argv": ["-m", *args[3:]], "cwd": str(cwd or os.getcwd()),
+                   "env": dict(env if env is not None else os.environ)}
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            if start_new_session:
+                os.setsid()
+            forget_parent()
+            run_child(request, write, os.dup(write))
+        os.close(write)
+        self.pid = pid
+        self.stdout = io.TextIOWrapper(io.FileIO(read, "r"), encoding="utf-8", errors=errors)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            if self.returncode is None:
+                self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            return self.returncode
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+    def send_signal(self, number: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, number)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+class ForkingPopen(subprocess.Popen):
+    """subprocess.Popen in a forked command: a capture child that can be forked is (ForkedCapture); anything else
+    starts as before."""
+
+    def __new__(cls, args, *rest, **kwargs):
+        if not rest and forkable_capture(args, kwargs):
+            return ForkedCapture(args, **kwargs)
+        return super().__new__(cls)
 
 
 if __name__ == "__main__":

@@ -220,17 +220,19 @@ def test_an_output_the_kernel_adds_into_with_atomics_compares_with_the_record_wi
     assert wrong.returncode == 1 and said.startswith("1 of 64 values differ"), wrong.stdout
 
 
-# Four zoo models' captures (examples/zoo/, CPU path), their launch data and provenance left out and the graphs of
+# Five zoo models' captures (examples/zoo/, CPU path), their launch data and provenance left out and the graphs of
 # decode steps and of the optimizer dropped (tests/fixtures/.../recorded/zoo_models/README.md): dynamic shapes
 # (ShuffleNet's strided convolutions, GPT-2's growing sequence), library calls' arguments that a kernel makes by views
-# (a channel shuffle, a key cat with the past, a rotary key and its repeat for grouped attention) and a layer norm
-# redone in a kernel of the layer norm that follows it (ConvNeXt under AMP).
+# (a channel shuffle, a key cat with the past, a rotary key and its repeat for grouped attention), a layer norm
+# redone in a kernel of the layer norm that follows it (ConvNeXt under AMP) and a max-pool of window 1 whose kernel
+# never reads what it pools (FPN's top level).
 ZOO_MODELS = CPU_FIXTURES / "recorded" / "zoo_models"
 ZOO_MODEL_REFERENCES = {  # model -> (full, none): the manifest's counts
     "shufflenet_v2_dynamic": (28, 2),
     "gpt2_dynamic": (18, 0),
     "mistral_decode": (16, 0),
     "convnext_amp_adamw": (58, 1),
+    "fpn_rpn_head": (43, 0),
 }
 
 
@@ -265,6 +267,7 @@ ZOO_MODEL_CHECKED = [
      "triton_per_fused_add_mul_native_layer_norm_native_layer_norm_backward_permute_view_8"),
     ("convnext_amp_adamw", "g1_backward",
      "triton_poi_fused_convolution_backward_native_layer_norm_native_layer_norm_backward_permute_view_0"),
+    ("fpn_rpn_head", "g0_forward", "triton_poi_fused_max_pool2d_with_indices_9"),
 ]
 
 
@@ -277,3 +280,18 @@ def test_the_zoo_models_kernels_are_checked_against_their_reference(zoo_models, 
     assert done.returncode == 0, done.stdout + done.stderr
     for output in outputs:
         assert f"{output}: reference: ok" in done.stdout, done.stdout
+
+
+def test_a_kernel_that_never_reads_what_it_pools_is_checked_against_zeros_in_its_layout(zoo_models):
+    """FPN's top level, `max_pool2d(x, 1, stride=2)`: a window of one element, so the kernel stores each window's
+    offset as the constant 0 and is passed nothing to read; the conv output it pools is no kernel parameter. The
+    reference takes zeros of that output's recorded layout for it (nothing the kernel stores can depend on values it
+    never reads) and computes the offsets with eager max-pooling; a kernel that stored 1 fails against it."""
+    path, kernel = module(zoo_models["fpn_rpn_head"], "g0_forward", "triton_poi_fused_max_pool2d_with_indices_9")
+    text = path.read_text()
+    assert "def reference(device):" in text and "convolution_1 = torch.empty_strided((2, 16, 2, 2), (64, 4, 2, 1), " \
+        "dtype=torch.float32, device=device).zero_()" in text, text
+    assert "zero = tl.full([1], 0, tl.int8)" in text
+    path.write_text(text.replace("zero = tl.full([1], 0, tl.int8)", "zero = tl.full([1], 1, tl.int8)"))
+    wrong = run_check(path)
+    assert wrong.returncode == 1 and "out_ptr: reference: 32 of 32 values differ" in wrong.stdout, wrong.stdout

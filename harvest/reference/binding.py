@@ -21,6 +21,7 @@ from harvest.reference.fragment import (
 from harvest.reference.fx_args import fx_refs, fx_symbols
 from harvest.reference.split import SPLIT_REDUCTIONS, bind_partial_outputs, mix_order_rows, partial_of
 from harvest.reference.structure import agreement, closest, read_by
+from harvest.reference.unread import layout_symbols
 
 
 def bind_inputs(kernel: Kernel, launch: Launch, graph: Graph, access: Access, fragment: Fragment,
@@ -250,6 +251,9 @@ def needed_expression(name: str, fragment: Fragment, binding: FragmentBinding, s
         return None
     if name in fragment.broken:
         return fragment.broken[name]
+    if name in binding.unread:  # (zeros: the kernel never reads it; harvest.reference.unread)
+        missing = [s for s in layout_symbols(binding.unread[name]) if s not in symbols]
+        return f"symbolic size {missing[0]} of {name}'s layout cannot be bound from the kernel's inputs" if missing else None
     op = fragment.ops.get(name)
     if op is None:
         if name in fragment.placeholders:

@@ -33,4 +33,5 @@ class FragmentBinding:
     partial_outputs: dict[str, SplitReduction] = field(default_factory=dict)  # param -> how it holds outputs[param] in parts
     from_partials: dict[str, tuple[str, SplitReduction]] = field(default_factory=dict)  # node -> (partial input, split)
     scratch: set[str] = field(default_factory=set)  # Inductor's workspaces: written, but no value of the graph
+    unread: dict[str, TensorMeta] = field(default_factory=dict)  # inputs the kernel never reads: zeros of this layout
     exact: bool = False  # bound from the recorded graph, not by heuristics: an output may equal an input (a copy)

@@ -27,6 +27,7 @@ from harvest.reference.pooling import pooling_statements
 from harvest.reference.recorded import bind_recorded
 from harvest.reference.scalars import bind_scalar_nodes
 from harvest.reference.split import SPLIT_TARGETS, SPLIT_WORDS, bind_partial_inputs
+from harvest.reference.unread import layout_symbols, made_up_statements
 from harvest.reference.welford import bind_welford_split
 from harvest.shapes import rename_symbols, same_sizes
 
@@ -169,15 +170,17 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
     used_names |= {binding.from_partials[n][0] for n in order if n in binding.from_partials}
     used_inputs = {name: binding.inputs[name] for name in binding.inputs
                    if name in used_names or name in {binding.outputs[p] for p in checked}}
+    made_up = [name for name in binding.unread if name in used_names and name not in binding.inputs]
     used_symbols = {s for n in computed for v in (*fragment.ops[n].args, *fragment.ops[n].kwargs.values())
                     for s in fx_symbols(v)}
     used_symbols |= {s for n in order if n in binding.from_partials for s in fx_symbols(binding.from_partials[n][1].scale)}
     used_symbols |= {s for p in checked if p in binding.partial_outputs for s in fx_symbols(binding.partial_outputs[p].scale)}
+    used_symbols |= {s for name in made_up for s in layout_symbols(binding.unread[name])}
     params = [p for p in kernel.params if p in used_inputs.values()
               or (p in symbol_params and any(symbols[s] == p for s in used_symbols))]
 
     taken = set(kernel.params)
-    names = {n: _identifier(n, taken) for n in [*used_inputs, *order]}
+    names = {n: _identifier(n, taken) for n in [*used_inputs, *made_up, *order]}
     lines = [f"def reference({', '.join(map(the, params))}):"]
     for name, param in sorted(used_inputs.items(), key=lambda item: kernel.params.index(item[1])):
         meta = binding.input_meta.get(name)
@@ -214,12 +217,14 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
         else:
             source = the(source)
         lines.append(f"    {the(symbol)} = {source}")
-    if any(isinstance(v, FxDevice) for n in order for v in fragment.ops[n].kwargs.values()):
+    if made_up or any(isinstance(v, FxDevice) for n in order for v in fragment.ops[n].kwargs.values()):
         first = next((p for p in params if p not in binding.scalar_inputs and p not in symbol_params), None)
         if first:
             lines.append(f"    device = {the(first)}.device")
         else:  # nothing read to take it from: the check passes the device it runs on
             lines[0] = lines[0].replace("):", ", device):") if params else "def reference(device):"
+    for name in made_up:
+        lines.extend(f"    {line}" for line in made_up_statements(names[name], name, binding.unread[name], final))
     for name in order:
         op = fragment.ops[name]
         if name in binding.from_partials:

@@ -33,6 +33,7 @@ from harvest.reference.fragment import (
 from harvest.reference.inplace import scatter_view_copies, scattered_name, viewed_base
 from harvest.reference.split import SPLIT_REDUCTIONS, bind_partial_inputs, bind_partial_outputs, partial_of
 from harvest.reference.totals import bind_mean_totals, stored_total
+from harvest.reference.unread import unread_placeholders
 from harvest.reference.var_mean import bind_var_mean_partials
 
 # An in-place foreach op (`torch.ops.aten._foreach_add_.List`): the tensors of its first list are updated.
@@ -141,6 +142,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
                 binding.input_buffers[name] = buffer
 
     # Inputs: what each parameter the kernel reads holds before the launch.
+    read_buffers: set[str] = set()
     for param in kernel.params:
         entry = args.get(param)
         kind = kernel.signature.get(param, "")
@@ -148,6 +150,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if entry is None or not (access.first.get(param) == "load" or (scalar and param.startswith("in_ptr"))):
             continue
         buffer = entry.get("buffers", [entry["buffer"]])[0]
+        read_buffers.update(entry.get("buffers", [entry["buffer"]]))
         if scalar:
             binding.scalar_inputs.add(param)
         node = _updated_before(node_of(buffer), buffer, buffers, computes, fragment, before)
@@ -209,6 +212,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if copied is not None:
             binding.outputs[param] = copied
             del binding.unchecked[param]
+    binding.unread = unread_placeholders(fragment, binding, buffers, read_buffers)
     return fragment, binding
 
 
