@@ -38,6 +38,24 @@ def tree_env(**extra: str) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=path, COLUMNS="250", **extra)  # rich wraps at 80 columns when not on a terminal
 
 
+class CaptureServer:
+    """This worker's `tests/fork_server.py --captures`: the capture children of the commands forked from the fork
+    servers start from it, with Dynamo and Inductor imported (a command forks its own while it is not up yet)."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self.path = os.path.join(tempfile.mkdtemp(prefix="harvest-captures-"), "server")
+
+    def start(self) -> None:
+        if self.process is None and os.environ.get("HARVEST_TEST_FORK_CAPTURE", "1") != "0":
+            self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fork_server.py")), "--captures",
+                                             self.path], stdin=subprocess.PIPE, env=tree_env())
+            os.environ["HARVEST_TEST_CAPTURE_SERVER"] = self.path  # (commands inherit it, and pass it to their captures)
+
+
+CAPTURE_SERVER = CaptureServer()
+
+
 def harvest(*args: str, cwd: Path, timeout: float = 600, **env: str) -> subprocess.CompletedProcess:
     """`python -m harvest ARGS` in cwd (env: variables to set for it); output captured as text."""
     return run_command([sys.executable, "-m", "harvest", *args], cwd, tree_env(**env), timeout)
@@ -50,9 +68,11 @@ def run_check(module: Path) -> subprocess.CompletedProcess:
 
 def run_command(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
     """`python -m MODULE ...` or `python FILE ...` as its own process, forked from a process of this worker that has
-    torch, triton and harvest imported (tests/fork_server.py); HARVEST_TEST_FORK=0 starts each from nothing."""
+    torch, triton and harvest imported (tests/fork_server.py), and a command's capture child from this worker's capture
+    server; HARVEST_TEST_FORK=0 starts each from nothing (HARVEST_TEST_FORK_CAPTURE=0: only the capture children)."""
     if os.environ.get("HARVEST_TEST_FORK", "1") == "0" or env.get("TRITON_INTERPRET") != os.environ.get("TRITON_INTERPRET"):
         return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    CAPTURE_SERVER.start()
     request = {"cwd": str(cwd), "env": env}
     if command[1] == "-m":
         request.update(module=command[2], argv=["-m", *command[3:]])

@@ -10,19 +10,26 @@ tests/conftest.py sets, and handles a fork itself), so forking it is safe.
 Protocol, one JSON object per line: a request {"path" | "module", "argv", "cwd", "env", "stdout", "stderr"} on
 stdin; the replies {"pid": N} when the child started and {"status": N} when it ended, on stdout.
 
-A command's own capture child (`python -m harvest.capture.bootstrap ...`, which runs the target under torch.compile)
-is forked the same way, from the command's process, while that process is still as the server left it: one thread
-(no OpenMP or BLAS pool started) and no variable changed that torch or Python read at import (READ_AFTER_FORK lists
-those that may change). Otherwise, and for every other command a command starts, subprocess.Popen starts it from
-nothing; so does HARVEST_TEST_FORK_CAPTURE=0 for every capture child. 3-4 s less a capture (75 in the suite).
+A command's own capture child (`python -m harvest.capture.bootstrap ...`, which runs the target under torch.compile:
+75 in the suite) is forked too. From the worker's capture server (`fork_server.py --captures PATH`), which has
+imported Dynamo and Inductor as well (the child's next 2 of its ~4 s of CPU; a command must not have them imported,
+so the commands' servers do not), when the capture's environment differs from the server's only in variables read
+after the fork (READ_AFTER_FORK): a request on a Unix socket brings the writing end of the child's output pipe, the
+replies are its pid and exit status. Else from the command's own process while that is as its server left it (one
+thread, no compiler variable changed). Else, and for every other command a command starts, subprocess.Popen starts
+it from nothing; so does HARVEST_TEST_FORK_CAPTURE=0 for every capture child. test_run_with.py and test_cli.py
+together: 122 s from nothing, 81 s forked from the command, 67 s from the capture server.
 """
 
 import atexit
+import contextlib
 import io
 import json
 import os
 import runpy
+import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -142,23 +149,32 @@ CAPTURE_MODULE = "harvest.capture.bootstrap"
 # What a capture's environment may set differently from the server's: read after the fork (by harvest, Inductor,
 # Dynamo, Triton's knobs) or by run_child. Any other difference (TORCH_LOGS, a PYTHON* or OMP_* variable, ...) is
 # read by the interpreter or torch at start or import, so such a child starts from nothing.
-READ_AFTER_FORK = ("HARVEST_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "TRITON_INTERPRET", "TRITON_CACHE_DIR", "PYTHONPATH",
+READ_AFTER_FORK = ("HARVEST_", "TRITON_INTERPRET", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "PYTHONPATH",
                    "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTEST_", "COLUMNS", "LINES", "HOME")
+# ... and those Dynamo and Inductor read at import: a child forked from a process that has not imported them yet
+# (the command's own) may change them as well; one forked from the capture server may not.
+READ_AT_COMPILER_IMPORT = ("TORCHINDUCTOR_", "TORCHDYNAMO_")
+# What harvest.capture.runner sets for every capture child, and Inductor reads at import: the capture server, which
+# imports Inductor, starts with it
+CAPTURE_ENV = {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
 
 
-def forkable_capture(args, kwargs: dict) -> bool:
-    """Whether subprocess.Popen(args, **kwargs) starts a capture child that this process can fork instead."""
+def capture_request(args, kwargs: dict) -> dict | None:
+    """The request that runs subprocess.Popen(args, **kwargs) as a forked capture child; None for any other command."""
     if not (isinstance(args, list) and args[:3] == [sys.executable, "-m", CAPTURE_MODULE]):
-        return False
+        return None
     if set(kwargs) - {"env", "cwd", "stdout", "stderr", "text", "errors", "start_new_session"}:
-        return False
+        return None
     if kwargs.get("stdout") != subprocess.PIPE or kwargs.get("stderr") != subprocess.STDOUT or not kwargs.get("text"):
-        return False
-    if not single_threaded():
-        return False
-    env = kwargs.get("env") or os.environ
-    differ = {name for name in set(env) | set(SERVER_ENV) if env.get(name) != SERVER_ENV.get(name)}
-    return all(name.startswith(READ_AFTER_FORK) for name in differ)
+        return None
+    env = dict(kwargs["env"] if kwargs.get("env") is not None else os.environ)
+    return {"module": CAPTURE_MODULE, "argv": ["-m", *args[3:]], "cwd": str(kwargs.get("cwd") or os.getcwd()), "env": env,
+            "session": bool(kwargs.get("start_new_session"))}
+
+
+def changed_only(env: dict, base: dict, names: tuple[str, ...]) -> bool:
+    """Whether every variable env sets differently from base is one of `names` (prefixes)."""
+    return all(name.startswith(names) for name in set(env) | set(base) if env.get(name) != base.get(name))
 
 
 def single_threaded(wait: float = 1.0) -> bool:
@@ -188,16 +204,13 @@ class ForkedCapture:
     """The part of subprocess.Popen that harvest.capture.runner uses, for a capture child forked from this process:
     stdout (text, stderr joined to it), pid, returncode, poll, wait, send_signal, kill, terminate."""
 
-    def __init__(self, args: list[str], env: dict | None = None, cwd=None, errors: str | None = None,
-                 start_new_session: bool = False, **_) -> None:
-        self.args, self.returncode = args, None
+    def __init__(self, request: dict, errors: str | None) -> None:
+        self.args, self.returncode = [sys.executable, *request["argv"]], None
         read, write = os.pipe()
-        request = {"module": CAPTURE_MODULE, "argv": ["-m", *args[3:]], "cwd": str(cwd or os.getcwd()),
-                   "env": dict(env if env is not None else os.environ)}
         pid = os.fork()
         if pid == 0:
             os.close(read)
-            if start_new_session:
+            if request["session"]:
                 os.setsid()
             forget_parent()
             run_child(request, write, os.dup(write))
@@ -235,15 +248,130 @@ class ForkedCapture:
         self.send_signal(signal.SIGTERM)
 
 
+class ServerRefused(Exception):
+    """The capture server cannot start this capture (its environment differs where the server has read it)."""
+
+
+class ServedCapture(ForkedCapture):
+    """A capture child forked by the capture server (serve_captures): its output comes through a pipe whose writing
+    end was passed to the server, its pid and exit status as messages on the connection."""
+
+    def __init__(self, request: dict, errors: str | None, server: socket.socket) -> None:
+        self.args, self.returncode = [sys.executable, *request["argv"]], None
+        read, write = os.pipe()
+        socket.send_fds(server, [json.dumps(request).encode()], [write])
+        os.close(write)
+        self.server = server
+        reply = json.loads(server.recv(MESSAGE))
+        if reply.get("refused"):
+            os.close(read)
+            server.close()
+            raise ServerRefused
+        self.pid = reply["pid"]
+        self.stdout = io.TextIOWrapper(io.FileIO(read, "r"), encoding="utf-8", errors=errors)
+
+    def poll(self, timeout: float = 0) -> int | None:
+        if self.returncode is None and select.select([self.server], [], [], timeout)[0]:
+            self.returncode = json.loads(self.server.recv(MESSAGE))["status"]
+            self.server.close()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.poll(timeout) is None:
+            raise subprocess.TimeoutExpired(self.args, timeout)
+        return self.returncode
+
+
+def capture_server(env: dict) -> socket.socket | None:
+    """A connection to this worker's capture server when it can start this capture (it is up, and the capture's
+    environment differs from the server's only where nothing it imported has read it); None otherwise."""
+    path = env.get("HARVEST_TEST_CAPTURE_SERVER")
+    if not path or not changed_only(env, {**SERVER_ENV, **CAPTURE_ENV}, READ_AFTER_FORK):
+        return None
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        connection.connect(path)
+    except OSError:  # not up yet (it imports Inductor first)
+        connection.close()
+        return None
+    return connection
+
+
 class ForkingPopen(subprocess.Popen):
-    """subprocess.Popen in a forked command: a capture child that can be forked is (ForkedCapture); anything else
-    starts as before."""
+    """subprocess.Popen in a forked command: a capture child starts from the capture server (ServedCapture), else
+    from this process where it can (ForkedCapture); anything else starts as before."""
 
     def __new__(cls, args, *rest, **kwargs):
-        if not rest and forkable_capture(args, kwargs):
-            return ForkedCapture(args, **kwargs)
+        request = None if rest else capture_request(args, kwargs)
+        if request is not None:
+            server = capture_server(request["env"])
+            if server is not None:
+                with contextlib.suppress(ServerRefused):
+                    return ServedCapture(request, kwargs.get("errors"), server)
+            if changed_only(request["env"], SERVER_ENV, READ_AFTER_FORK + READ_AT_COMPILER_IMPORT) and single_threaded():
+                return ForkedCapture(request, kwargs.get("errors"))
         return super().__new__(cls)
 
 
+MESSAGE = 1 << 16
+
+
+def preload_compiler() -> None:
+    """What a capture child imports next: Dynamo and Inductor (2 of its ~4 s of CPU on the CPU path)."""
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.codecache  # noqa: F401
+    import torch._inductor.codegen.triton  # noqa: F401
+    import torch._inductor.compile_fx  # noqa: F401
+
+    import harvest.capture.bootstrap  # noqa: F401
+
+
+def serve_captures(path: str) -> None:
+    """The capture server: forks one capture child a request, from a process that has imported what a capture
+    child imports; a request on a connection to `path` brings the writing end of the child's output pipe. It ends
+    when its stdin closes (its worker has ended)."""
+    os.environ.update(CAPTURE_ENV)
+    SERVER_ENV.update(os.environ)
+    preload()
+    preload_compiler()
+    BASE_PATH.extend(p for p in sys.path[1:] if os.path.abspath(p) not in python_path(SERVER_ENV))
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters end on their own
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path + ".binding")
+    listener.listen(8)
+    os.rename(path + ".binding", path)  # connectable from the moment it exists
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not sys.stdin.buffer.read1(1):
+            return
+        if listener in ready:
+            connection, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                wait_for_capture(connection)
+            connection.close()
+
+
+def wait_for_capture(connection: socket.socket) -> None:
+    """In a waiter the server forked: fork the capture child, say its pid, then its exit status; never returns."""
+    message, fds, _, _ = socket.recv_fds(connection, MESSAGE, 1)
+    request, [write] = json.loads(message), fds
+    if not changed_only(request["env"], SERVER_ENV, READ_AFTER_FORK):  # (its own environment decides, not the asker's guess)
+        connection.send(json.dumps({"refused": True}).encode())
+        os._exit(0)
+    pid = os.fork()
+    if pid == 0:
+        connection.close()
+        if request["session"]:
+            os.setsid()
+        run_child(request, write, os.dup(write))
+    os.close(write)
+    connection.send(json.dumps({"pid": pid}).encode())
+    _, status = os.waitpid(pid, 0)
+    connection.send(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode())
+    os._exit(0)
+
+
 if __name__ == "__main__":
-    serve()
+    serve_captures(sys.argv[2]) if sys.argv[1:2] == ["--captures"] else serve()
