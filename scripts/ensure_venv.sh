@@ -44,9 +44,7 @@ up_to_date() {
   esac
 }
 if ! up_to_date || ! "$venv/bin/python" -c "import harvest" 2>/dev/null; then
-  # --no-compile: Python compiles a module's bytecode when it is first imported (and keeps it in the venv), not every
-  # file of every package at install (torch's alone: 17.8 s -> 4.9 s to install on 2 cores)
-  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check --no-compile)
+  pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
     if [ -e /dev/nvidiactl ] || nvidia-smi -L >/dev/null 2>&1; then
       echo "harvest: installing $torch_spec (an NVIDIA GPU is present: the CUDA build) into $venv" >&2
