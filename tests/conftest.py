@@ -1,5 +1,6 @@
 """Test setup: the Triton interpreter on (no GPU in CI), fixtures' locations, the requires_cuda marker."""
 
+import atexit
 import contextlib
 import difflib
 import json
@@ -44,13 +45,22 @@ class CaptureServer:
 
     def __init__(self) -> None:
         self.process: subprocess.Popen | None = None
-        self.path = os.path.join(tempfile.mkdtemp(prefix="harvest-captures-"), "server")
 
     def start(self) -> None:
         if self.process is None and os.environ.get("HARVEST_TEST_FORK_CAPTURE", "1") != "0":
+            folder = tempfile.mkdtemp(prefix="harvest-captures-")
+            path = os.path.join(folder, "server")
             self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fork_server.py")), "--captures",
-                                             self.path], stdin=subprocess.PIPE, env=tree_env())
-            os.environ["HARVEST_TEST_CAPTURE_SERVER"] = self.path  # (commands inherit it, and pass it to their captures)
+                                             path], stdin=subprocess.PIPE, env=tree_env())
+            os.environ["HARVEST_TEST_CAPTURE_SERVER"] = path  # (commands inherit it, and pass it to their captures)
+            atexit.register(self.stop, folder)
+
+    def stop(self, folder: str) -> None:
+        """At the worker's end: the server ends when its stdin closes; its socket's folder goes."""
+        self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 CAPTURE_SERVER = CaptureServer()
