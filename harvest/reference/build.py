@@ -224,7 +224,9 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
         else:  # nothing read to take it from: the check passes the device it runs on
             lines[0] = lines[0].replace("):", ", device):") if params else "def reference(device):"
     for name in made_up:
-        lines.extend(f"    {line}" for line in made_up_statements(names[name], name, binding.unread[name], final))
+        meta = binding.unread[name]
+        lines.extend(f"    {line}" for line in made_up_statements(names[name], name, meta, _shape_text(meta.shape, final),
+                                                                   _shape_text(meta.stride, final)))
     for name in order:
         op = fragment.ops[name]
         if name in binding.from_partials:

@@ -16,7 +16,6 @@ from harvest.model import TensorMeta
 from harvest.reference.bound import FragmentBinding
 from harvest.reference.fragment import Fragment
 from harvest.reference.fx_args import fx_refs
-from harvest.shapes import rename_symbols
 
 
 def unread_placeholders(fragment: Fragment, binding: FragmentBinding, buffers: Mapping[str, dict],
@@ -58,14 +57,9 @@ def layout_symbols(meta: TensorMeta) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def made_up_statements(name: str, original: str, meta: TensorMeta, final: Mapping[str, str]) -> list[str]:
-    """Statements (unindented) that leave zeros of `meta`'s layout in `name` (on `device`), for the graph's `original`."""
-
-    def sizes(values: tuple[int | str, ...]) -> str:
-        inner = ", ".join(rename_symbols(s, final) if isinstance(s, str) else str(s) for s in values)
-        return f"({inner},)" if len(values) == 1 else f"({inner})"
-
+def made_up_statements(name: str, original: str, meta: TensorMeta, shape: str, stride: str) -> list[str]:
+    """Statements (unindented) that leave zeros of `meta`'s dtype, in the layout `shape` and `stride` (rendered
+    sizes), in `name` (on `device`), for the graph's `original`."""
     upcast = ".float()" if meta.dtype in ("bfloat16", "float16") else ""
     return [f"# {original}: the kernel never reads it (what it stores does not depend on its values): zeros, in its layout",
-            f"{name} = torch.empty_strided({sizes(meta.shape)}, {sizes(meta.stride)}, "
-            f"dtype=torch.{meta.dtype}, device=device).zero_(){upcast}"]
+            f"{name} = torch.empty_strided({shape}, {stride}, dtype=torch.{meta.dtype}, device=device).zero_(){upcast}"]
