@@ -229,10 +229,32 @@ def _has_browser() -> bool:
     return bool(shutil.which("chromium") or shutil.which("chromium-browser")) and importlib.util.find_spec("playwright") is not None
 
 
+# The zoo's libraries beside transformers, tried once per run: by the pytest-xdist controller, whose workers take the
+# answer from this variable (each would otherwise start interpreters of its own at collection: ~5 s of CPU a worker).
+ZOO_LIBRARIES = ("diffusers", "torchvision", "timm")
+IMPORTABLE_VARIABLE = "HARVEST_TEST_IMPORTABLE"
+
+
+def _importable(modules: tuple[str, ...]) -> dict[str, bool]:
+    """Which of modules `import` works for, tried in a new interpreter (a torchvision built for another torch breaks the
+    process that imports it, transformers' imports included): one after another in one, and a module whose try ended
+    that interpreter again alone in its own."""
+    probe = ("import importlib, sys\nfor name in sys.argv[1:]:\n    try:\n        importlib.import_module(name)\n"
+             "    except Exception:\n        print(name, 0, flush=True)\n    else:\n        print(name, 1, flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", probe, *modules], capture_output=True, text=True, timeout=300)
+    found = {name: answer == "1" for name, answer in (line.split() for line in done.stdout.splitlines())}
+    for name in modules:
+        if name not in found:
+            alone = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, timeout=300)
+            found[name] = alone.returncode == 0
+    return found
+
+
 def _imports(module: str) -> bool:
-    """Whether `import module` works, tried in a new interpreter (a torchvision built for another torch breaks the
-    process that imports it, transformers' imports included)."""
-    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, timeout=300).returncode == 0
+    """Whether `import module` works (module: one of ZOO_LIBRARIES)."""
+    if IMPORTABLE_VARIABLE not in os.environ:
+        os.environ[IMPORTABLE_VARIABLE] = " ".join(name for name, ok in _importable(ZOO_LIBRARIES).items() if ok) or "-"
+    return module in os.environ[IMPORTABLE_VARIABLE].split()
 
 
 def _takes_chattr() -> bool:
@@ -316,6 +338,8 @@ def skip_unless(name: str) -> None:
 def pytest_configure(config):
     for name, (_, reason) in REQUIREMENTS.items():
         config.addinivalue_line("markers", f"{name}: skipped where missing ({reason})")
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        _imports(ZOO_LIBRARIES[0])  # the controller, before its workers start: they inherit the answer
 
 
 # The files that take longest on the 2-core CI machine (--durations), longest first. pytest-xdist (--dist loadfile)
