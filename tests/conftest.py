@@ -338,8 +338,15 @@ def skip_unless(name: str) -> None:
 def pytest_configure(config):
     for name, (_, reason) in REQUIREMENTS.items():
         config.addinivalue_line("markers", f"{name}: skipped where missing ({reason})")
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput") and _collects_the_zoo(config):
         _imports(ZOO_LIBRARIES[0])  # the controller, before its workers start: they inherit the answer
+
+
+def _collects_the_zoo(config) -> bool:
+    """Whether this run's paths take in tests/test_zoo.py (whose parameters depend on the zoo's libraries)."""
+    zoo = Path(__file__).with_name("test_zoo.py")
+    paths = [Path(arg.split("::")[0]).resolve() for arg in config.args] or [ROOT]
+    return any(path == zoo or path.is_dir() and zoo.is_relative_to(path) for path in paths)
 
 
 # The files that take longest on the 2-core CI machine (--durations), longest first. pytest-xdist (--dist loadfile)
