@@ -297,3 +297,65 @@ def test_the_shims_welford_fold_gives_the_interpreters_bits(tmp_path, helpers):
         results[mode] = torch.load(tmp_path / f"{mode}.pt")
     assert torch.equal(bits(results["plain"]), bits(results["shim"])), results
     assert results["shim"].isnan().any() and results["shim"][5, 2] == 0  # the special cases were reached
+
+
+DEVICE_CALLS = '''
+import json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from triton.runtime import interpreter
+from torch._inductor.runtime import triton_helpers
+from harvest import interpret_shim
+
+patched = []  # each time the interpreter's own patching runs: which modules it patched tl.load on
+patch_lang = interpreter._patch_lang
+def counted(fn):
+    langs = [v.__name__ for v in fn.__globals__.values() if v is tl or v is tl.core]
+    patched.append(sorted(langs))
+    return patch_lang(fn)
+interpreter._patch_lang = counted
+if sys.argv[1] == "shim":
+    interpret_shim.install()
+
+@triton.jit
+def looped_max(x_ptr, out_ptr, R: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    acc = tl.full([BLOCK], float("-inf"), tl.float32)
+    total = tl.zeros([BLOCK], tl.float32)  # tl.zeros: a @triton.jit function of triton.language.standard (sees tl.core)
+    for start in range(0, R, BLOCK):
+        x = tl.load(x_ptr + row * R + start + cols)
+        acc = triton_helpers.maximum(acc, x)  # a @triton.jit helper, called at every step
+        total += x
+    tl.store(out_ptr + row * 2 + tl.arange(0, 1), tl.max(acc, 0)[None])
+    tl.store(out_ptr + row * 2 + 1 + tl.arange(0, 1), tl.sum(total, 0)[None])
+
+x = torch.randn(4, 256, generator=torch.Generator().manual_seed(0))
+out = torch.zeros(4, 2)
+for launch in range(2):  # each launch patches triton.language and puts it back afterwards
+    looped_max[(4,)](x, out, 256, 16)
+torch.save(out, sys.argv[2])
+print(json.dumps(patched))
+'''
+
+
+def test_the_shim_has_the_interpreter_patch_triton_language_once_per_launch(tmp_path):
+    """Each call of a @triton.jit function from a kernel (an Inductor helper in a loop, tl.zeros, tl.max, tl.sum) had
+    the interpreter patch triton.language again (inspect.getmembers of tl, tl.tensor, tl.math): an H200 var_mean
+    module's check 39 s -> 23 s without it. With the shim a launch patches `tl` once, and tl.core (which only
+    triton.language's own functions see) at the first call of one of them; the outputs are the same bits."""
+    script = tmp_path / "calls.py"
+    script.write_text(DEVICE_CALLS)
+    results, patched = {}, {}
+    for mode in ("plain", "shim"):
+        done = subprocess.run([sys.executable, str(script), mode, str(tmp_path / f"{mode}.pt")], capture_output=True,
+                              text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr[-3000:]
+        results[mode], patched[mode] = torch.load(tmp_path / f"{mode}.pt"), json.loads(done.stdout.splitlines()[-1])
+    assert torch.equal(bits(results["plain"]), bits(results["shim"])), results
+    x = torch.randn(4, 256, generator=torch.Generator().manual_seed(0))  # the script's input
+    assert torch.equal(results["shim"][:, 0], x.max(1).values) and torch.allclose(results["shim"][:, 1], x.sum(1), atol=1e-4)
+    calls_per_launch = 4 * (16 + 3) + 1  # 4 programs: 16 helper calls, tl.zeros, tl.max, tl.sum; and the launch's own
+    assert len(patched["plain"]) >= 2 * calls_per_launch
+    # the shim: per launch, the kernel's own patching of tl; tl.core only once (its patches outlive a launch)
+    assert patched["shim"] == [["triton.language"], ["triton.language.core"], ["triton.language"]], patched["shim"]

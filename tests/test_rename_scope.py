@@ -56,17 +56,18 @@ def _same(module: cst.Module) -> None:
 
 
 def _fixture_kernels() -> list[str]:
+    """Every kernel of the fixture captures, each text once (recompiles and replays repeat 68 of 617)."""
     sources = []
     for path in sorted(glob.glob(str(ROOT / "tests/fixtures/torch-*/**/*.py"), recursive=True)):
         text = open(path).read()
         if looks_like_output_code(text):
             sources += [k.source for k in parse_output_code(text).kernels]
-    return sources
+    return list(dict.fromkeys(sources))
 
 
 def test_same_nodes_as_libcst_scope_analysis_on_every_fixture_kernel():
     sources = _fixture_kernels()
-    assert len(sources) > 150
+    assert len(sources) > 500
     for source in sources:
         _same(standalone(cst.parse_module(source), source))
 
