@@ -805,9 +805,10 @@ def test_a_cooperative_reduction_gets_a_twin_that_splits_each_row_over_blocks(co
 
 @pytest.mark.requires_nvcc
 def test_the_launcher_of_a_split_row_twin_compiles_with_torchs_headers(cooperative, tmp_path):
-    """The split-row launcher (occupancy, workspace, a cooperative cudaLaunchKernelEx) is the one launcher the device
-    has not built yet: kernel, the harness's launch helpers and the launcher, compiled as load_inline puts them
-    together (`nvcc -c` with torch's include paths; the CPU wheel lacks one generated CUDA header, stood in for)."""
+    """The split-row launcher (occupancy, workspace, a cooperative cudaLaunchKernelEx), the most involved one (built
+    and run on an H100 in session 24), guarded here without a GPU: kernel, the harness's launch helpers and the
+    launcher, compiled as load_inline puts them together (`nvcc -c` with torch's include paths; the CPU wheel lacks
+    one generated CUDA header, stood in for)."""
     import sysconfig
 
     from torch.utils.cpp_extension import include_paths
