@@ -178,8 +178,8 @@ def assert_same_tree(a: Path, b: Path) -> None:
 def extraction_of(target: Path, factory: pytest.TempPathFactory) -> Path:
     """`harvest extract TARGET -q` on the CPU path, made once per test session for all its workers (several test
     files start from the same example: scans, cooperative, small_model), and a copy of it for the caller to change
-    as it likes (`harvest twin` writes into it), noted as made on this machine (harvest.trust: each worker has its
-    own HARVEST_STATE_DIR). The first worker to ask extracts while the others wait on a lock file."""
+    as it likes (`harvest twin` writes into it), noted as made on this machine (harvest.trust: the workers share the
+    session's HARVEST_STATE_DIR, which the xdist controller made). The first worker to ask extracts while the others wait on a lock file."""
     import fcntl
 
     from harvest.trust import remember_made_here
