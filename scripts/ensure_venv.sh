@@ -86,8 +86,8 @@ if ! up_to_date || ! "$venv/bin/python" -c "import harvest" 2>/dev/null; then
   }
   pin_installed
   if [ "$extras" = test ] && ! torchvision_imports; then
-    read -r vision_version torch_label < <("$venv/bin/python" -W ignore -c 'import torch
-release, _, label = torch.__version__.partition("+")
+    read -r vision_version torch_label < <("$venv/bin/python" -c 'import importlib.metadata as m
+release, _, label = m.version("torch").partition("+")
 major, minor, patch = (release.split(".") + ["0", "0"])[:3]
 print(f"0.{int(minor) + 15}.{patch}", label or "-")')
     vision_log="$venv/.torchvision-install.log"
