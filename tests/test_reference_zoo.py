@@ -295,3 +295,66 @@ def test_a_kernel_that_never_reads_what_it_pools_is_checked_against_zeros_in_its
     path.write_text(text.replace("zero = tl.full([1], 0, tl.int8)", "zero = tl.full([1], 1, tl.int8)"))
     wrong = run_check(path)
     assert wrong.returncode == 1 and "out_ptr: reference: 32 of 32 values differ" in wrong.stdout, wrong.stdout
+
+
+# Captured on an H100 by scripts/gpu/verify.sh zoo (session 27; one graph of each kept, the launch data left out):
+# resnet18's forward under fp16 autocast, whose batch norms Inductor splits in three levels (1024 chunks a channel,
+# combined into 8, then into 1), and FPN + RPNHead's backward, which adds the bias gradients of four levels, three
+# read whole and one combined from its split partials in the same kernel.
+GPU_ZOO_MODELS = CUDA_FIXTURES / "recorded" / "zoo_models"
+GPU_ZOO_MODEL_REFERENCES = {"resnet18_amp": 40, "fpn_rpn_head": 32}  # model -> kernels, every one with a full reference
+
+
+@pytest.fixture(scope="module")
+def gpu_zoo_models(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
+    return {name: replay(GPU_ZOO_MODELS / name, tmp_path_factory) for name in GPU_ZOO_MODEL_REFERENCES}
+
+
+def test_the_gpu_zoo_models_have_a_full_reference_for_every_kernel(gpu_zoo_models):
+    for name, count in GPU_ZOO_MODEL_REFERENCES.items():
+        manifest, _ = gpu_zoo_models[name]
+        assert manifest["references"] == {"full": count, "partial": 0, "none": 0, "from_recorded_graph": count}, name
+
+
+def test_a_middle_stage_of_a_split_welford_is_checked_against_the_partials_it_reads_combined(gpu_zoo_models):
+    """The middle of three levels reads each chunk's mean, m2 and weight (1024 a channel) and stores them for 8
+    chunks. Its reference combines what it reads, and the check combines what it stores, into the same mean, m2 and
+    weight: on made-up inputs the weights do not add up to the graph's count (802816), so comparing the weight with
+    the count, as for a first stage, fails. It used to have no reference ("buf7 holds no FX node's value")."""
+    path, kernel = module(gpu_zoo_models["resnet18_amp"], "g0_forward", "triton_red_fused__native_batch_norm_legit_functional_3")
+    assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel["reference"]
+    text = path.read_text()
+    assert "# Split Welford, a middle stage: the kernel combines the chunks it reads into 8 chunks'" in text
+    assert "var_mean_combined_weight = torch.ops.aten.reshape.default(var_mean_weight, [1, 64, 1, 1])" in text
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for output in ("out_ptr", "out_1_ptr", "out_2_ptr"):
+        assert f"{output}: reference: ok (64 values" in done.stdout, done.stdout
+
+
+def test_a_sum_read_from_its_partials_beside_finished_sums_of_its_shape_is_combined(gpu_zoo_models):
+    """FPN's bias gradients: `add(add(add(sum_1, sum_4), sum_7), sum_10)`, the first three read whole (f32[12]) and
+    sum_10 from its partials (buf42 f32[12, 4]). Each of the four is a sum of that shape, but only sum_10 is not
+    read: the partials are its. It used to have no reference ("reads tangents_5, but no kernel parameter")."""
+    path, kernel = module(gpu_zoo_models["fpn_rpn_head"], "g1_backward", "triton_per_fused_add_convolution_backward_16")
+    assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel["reference"]
+    assert "sum_10 = torch.ops.aten.sum.dim_IntList(buf42, [1])" in path.read_text()
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "inout_ptr: reference: ok (12 values" in done.stdout, done.stdout
+
+
+def test_a_middle_stage_of_a_split_welford_read_as_an_artifact_is_checked_on_made_up_inputs(tmp_path):
+    """The same lowering read from output_code.py alone (resnet10t's forward, channels-last, on the H100): the comment
+    names the partials it reads and stores; before, the weights were compared with the count and failed."""
+    out = tmp_path / "out"
+    done = harvest("extract", str(CUDA_FIXTURES / "artifacts" / "resnet10t_channels_last_g0_forward.py"), "-o", str(out),
+                   "-q", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    path, kernel = module((json.loads((out / "manifest.json").read_text()), out), "g0_forward",
+                          "triton_red_fused__native_batch_norm_legit_functional_1")
+    assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel["reference"]
+    assert "# Split Welford, a middle stage" in path.read_text()
+    done = run_check(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "out_2_ptr: reference: ok (24 values" in done.stdout, done.stdout

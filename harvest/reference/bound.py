@@ -19,6 +19,7 @@ class SplitReduction:
     of: tuple[str, ...] = ()  # ... and the parameters holding the mean, m2 and weight partials, which combine together
     rows: int | None = None  # a mix-order reduction's workspace: flat, read as rows of this length before combining,
     blocks: int = 1  # in this many blocks of rows, one per column reduction it holds (their results stacked)
+    middle: bool = False  # "welford": a middle stage, which combines partials it reads into fewer chunks
 
 
 @dataclass

@@ -284,7 +284,9 @@ def _generate(kernel: Kernel, fragment: Fragment, binding: FragmentBinding, grap
                 welford = f'"part": {split.part}, "of": [{", ".join(repr(the(p)) for p in split.of)}], '
                 if param == next(p for p in split.of if p in binding.partial_outputs):
                     wholes = [names[binding.outputs[p]] for p in split.of if p in binding.partial_outputs]
-                    lines.append(f"    # Split Welford, stage 1: the kernel stores each of {chunks or 'several'} chunks' "
+                    stage = ("a middle stage: the kernel combines the chunks it reads into" if split.middle
+                             else "stage 1: the kernel stores each of")
+                    lines.append(f"    # Split Welford, {stage} {chunks or 'several'} chunks' "
                                  f"mean, m2 and weight along dim {list(split.dims)};")
                     lines.append(f"    # check() combines them (Chan's formula) and compares with {', '.join(wholes)} "
                                  f"({split.terms} values per element).")

@@ -217,7 +217,10 @@ def bind_partial_inputs(fragment: Fragment, binding: FragmentBinding) -> None:
         meta = binding.input_meta.get(name)
         if meta is not None and (tuple(map(str, meta.shape)), norm_dtype(meta.dtype)) in reduced:
             continue
-        options = partial_of(fragment, binding.input_meta.get(name))
+        # (a reduction whose value the kernel reads is finished: not what it combines from partials; the bias
+        # gradients a backward adds up, sum_1 + sum_4 + sum_7 read whole and sum_10 from its partials)
+        options = {node: dims for node, dims in partial_of(fragment, binding.input_meta.get(name)).items()
+                   if node not in binding.inputs}
         if len(options) == 1:
             (node, dims), = options.items()
             pairs.setdefault(node, []).append((name, dims))

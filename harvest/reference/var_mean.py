@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from harvest.model import FxExpr, FxRef, Graph, Kernel
+from harvest.model import FxExpr, FxRef, Graph, Kernel, TensorMeta
 from harvest.ops import torch_ops_target
 from harvest.reference.access import Access, sums_within, top_op
 from harvest.reference.bound import FragmentBinding, SplitReduction
@@ -18,6 +18,7 @@ from harvest.reference.split import split_dims
 from harvest.reference.welford import (
     combine_welford_partials,
     count_node,
+    middle_stage_parts,
     total_node,
     variance_from_m2,
     welford_part,
@@ -95,8 +96,8 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
                 continue
             part = welford_part(access.last_store.get(param), access.assigns, welford)
             if numel_of(meta.shape) != numel_of(whole.shape):
-                if partials:
-                    continue  # (a second stage stores no partials)
+                if partials and not _fewer_chunks(meta, partials, binding):
+                    continue  # (a last stage stores no partials; a middle one stores fewer chunks than it reads)
                 dims = split_dims(meta.shape, whole.shape)
                 if part is not None and dims is not None:
                     split_parts[part] = (param, dims)
@@ -106,16 +107,18 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
             elif part == 2:
                 binding.outputs[param] = count_node(fragment, mean, terms)
                 del binding.unchecked[param]
+        combined = combine_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
         if sorted(split_parts) == [0, 1, 2] and len({dims for _, dims in split_parts.values()}) == 1:
             of = tuple(split_parts[k][0] for k in range(3))
-            expected = [mean, total_node(fragment, var, terms - correction) if var is not None else None,
-                        count_node(fragment, mean, terms)]
+            expected = (middle_stage_parts(name, mean, combined, fragment) if combined is not None else
+                        [mean, total_node(fragment, var, terms - correction) if var is not None else None,
+                         count_node(fragment, mean, terms)])
             for part, (param, dims) in split_parts.items():
                 if expected[part] is not None:
                     binding.outputs[param] = expected[part]
-                    binding.partial_outputs[param] = SplitReduction("welford", dims, terms, None, part, of)
+                    binding.partial_outputs[param] = SplitReduction("welford", dims, terms, None, part, of,
+                                                                    middle=combined is not None)
                     del binding.unchecked[param]
-        combine_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
         if var is not None and whole is not None:  # the m2 that a kernel after the var_mean's reads, with the mean
             m2s = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)
                    and binding.input_meta.get(n) is not None
@@ -144,6 +147,14 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
                     and top_op(access.last_store.get(param), access.assigns) == "sum"):
                 binding.outputs[param] = total_node(fragment, target, scale_of(target))
                 del binding.unchecked[param]
+
+
+def _fewer_chunks(meta: TensorMeta, partials: list[str], binding: FragmentBinding) -> bool:
+    """Whether a buffer of `meta` holds fewer chunks of a split Welford than the partials the kernel reads: a middle
+    stage (a 3-level split on a GPU: 1024 chunks a channel combined into 8, then into 1) stores partials again."""
+    stored = numel_of(meta.shape)
+    read = [numel_of(binding.input_meta[p].shape) for p in partials if binding.input_meta.get(p) is not None]
+    return bool(stored) and bool(read) and all(r and stored < r for r in read)
 
 
 def _read_as_a_mean(buffer: str, args: dict[str, dict], access: Access) -> bool:

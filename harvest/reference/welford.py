@@ -63,22 +63,24 @@ def welford_part(expr, assigns: dict, welford: dict[str, int]) -> int | None:
 
 
 def combine_welford_partials(name: str, mean: str, var: str | None, terms: int, correction: int, binding: FragmentBinding,
-                           fragment: Fragment, partials: list[str]) -> None:
+                           fragment: Fragment, partials: list[str]) -> tuple[str, str] | None:
     """A split Welford reduction's second stage reads three buffers of partials (the mean, m2 and weight of each
     chunk, in that order: Inductor makes them in that order, so their buffer numbers are too) and combines them:
     weight = sum(w), mean = sum(w * m) / weight, m2 = sum(m2_k + w * (m_k - mean)**2), var = m2 / (n - correction).
-    The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs."""
+    The reference does the same in torch ops, in place of the var_mean it cannot compute from the kernel's inputs.
+    Returns the combined m2 and weight nodes (split dims kept), for a middle stage to compare with; None when it
+    combined nothing (or no m2)."""
     if len(partials) != 3 or mean in binding.inputs:
-        return
+        return None
     before = list(fragment.ops)
     ordered = sorted(partials, key=lambda b: int("".join(c for c in b if c.isdigit()) or 0))
     metas = [binding.input_meta.get(b) for b in ordered]
     whole = fragment.meta_of(mean)
     if any(m is None or tuple(map(str, m.shape)) != tuple(map(str, metas[0].shape)) for m in metas) or whole is None:
-        return
+        return None
     dims = split_dims(metas[0].shape, whole.shape)
     if dims is None:
-        return
+        return None
     part_mean, part_m2, part_weight = (FxRef(b) for b in ordered)
     keep = FxList(tuple(FxExpr((str(d),)) for d in dims))
 
@@ -97,7 +99,7 @@ def combine_welford_partials(name: str, mean: str, var: str | None, terms: int, 
     fragment.broken.pop(mean, None)
     if var is None or fragment.meta_of(var) is None:
         define_before(fragment, before, {mean})
-        return
+        return None
     deviation = op("deviation", "torch.ops.aten.sub.Tensor", part_mean, mean_kept)
     spread = op("spread", "torch.ops.aten.mul.Tensor", part_weight,
                 op("deviation_squared", "torch.ops.aten.mul.Tensor", deviation, deviation))
@@ -110,6 +112,21 @@ def combine_welford_partials(name: str, mean: str, var: str | None, terms: int, 
         FxExpr((str(s),)) for s in var_meta.shape))), {}, var_meta)
     fragment.broken.pop(var, None)
     define_before(fragment, before, {mean, var})
+    return m2.name, weight.name
+
+
+def middle_stage_parts(name: str, mean: str, combined: tuple[str, str], fragment: Fragment) -> list[str]:
+    """What a middle stage's partials must combine to (a 3-level split on a GPU: 1024 chunks a channel combined into
+    8, then into 1): the mean, m2 and weight of the partials it reads, not var * (n - correction) and n (on made-up
+    inputs the weights need not add up to the graph's count)."""
+    whole = fragment.meta_of(mean)
+    shape = FxList(tuple(FxExpr((str(s),)) for s in whole.shape))
+    found = [mean]
+    for part, node in zip(("m2", "weight"), combined):
+        kept = f"{name}_combined_{part}"
+        fragment.ops[kept] = Op(kept, "torch.ops.aten.reshape.default", (FxRef(node), shape), {}, whole)
+        found.append(kept)
+    return found
 
 
 def define_before(fragment: Fragment, before: list[str], replaced: set[str]) -> None:
@@ -182,23 +199,26 @@ def bind_welford_split(kernel: Kernel, graph: Graph, launch: Launch, access: Acc
         dims = split_dims(meta.shape, whole.shape)
         if dims is not None:
             stored[part] = (param, dims)
+    source = op.args[0].name
+    combined = None
+    if not (source in binding.inputs or (source in fragment.ops and source not in fragment.broken)):
+        # (not stage 1 or a whole var_mean, whose source is there to compute it from: a stage that reads partials)
+        partials = [n for n in binding.inputs if n not in fragment.ops and whole is not None
+                    and binding.input_meta.get(n) is not None
+                    and split_dims(binding.input_meta[n].shape, whole.shape) is not None]
+        combined = combine_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
     if sorted(stored) == [0, 1, 2] and len({dims for _, dims in stored.values()}) == 1:
         of = tuple(stored[k][0] for k in range(3))
-        expected = (mean, total_node(fragment, var, terms - correction), count_node(fragment, mean, terms))
+        expected = (middle_stage_parts(name, mean, combined, fragment) if combined is not None else
+                    (mean, total_node(fragment, var, terms - correction), count_node(fragment, mean, terms)))
         for part, (param, dims) in stored.items():
             _bind(binding, param, expected[part])
-            binding.partial_outputs[param] = SplitReduction("welford", dims, terms, None, part, of)
+            binding.partial_outputs[param] = SplitReduction("welford", dims, terms, None, part, of,
+                                                            middle=combined is not None)
     used = {r for o in fragment.ops.values() for v in (*o.args, *o.kwargs.values()) for r in fx_refs(v)}
     m2s = [n for n in binding.inputs if n not in fragment.ops and n not in used and whole is not None
            and binding.input_meta.get(n) is not None and numel_of(binding.input_meta[n].shape) == numel_of(whole.shape)]
     variance_from_m2(name, var, terms - correction, m2s, fragment, binding)
-    source = op.args[0].name
-    if source in binding.inputs or (source in fragment.ops and source not in fragment.broken):
-        return  # stage 1, or a whole var_mean: its source is there to compute it from
-    partials = [n for n in binding.inputs if n not in fragment.ops and whole is not None
-                and binding.input_meta.get(n) is not None
-                and split_dims(binding.input_meta[n].shape, whole.shape) is not None]
-    combine_welford_partials(name, mean, var, terms, correction, binding, fragment, partials)
 
 
 def variance_from_m2(name: str, var: str, divisor: int, m2s: list[str], fragment: Fragment,
