@@ -29,11 +29,13 @@ writes there first is no value of the graph, and the module says so.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import CPU_FIXTURES, CUDA_FIXTURES, ROOT, harvest, kernels, run_check
+from conftest import CPU_FIXTURES, CUDA_FIXTURES, ROOT, harvest, kernels, run_check, run_command
 
 ZOO_MISSES = CPU_FIXTURES / "recorded" / "zoo_misses"
 GPU_ZOO_MISSES = CUDA_FIXTURES / "recorded" / "zoo_misses"  # the same target captured on an H100
@@ -301,8 +303,10 @@ def test_a_kernel_that_never_reads_what_it_pools_is_checked_against_zeros_in_its
 # resnet18's forward under fp16 autocast, whose batch norms Inductor splits in three levels (1024 chunks a channel,
 # combined into 8, then into 1), and FPN + RPNHead's backward, which adds the bias gradients of four levels, three
 # read whole and one combined from its split partials in the same kernel.
+# And Llama's compiled AdamW step (its optimizer graph only): Inductor splits the step, whose foreach ops take all 39
+# parameters, into kernels of a few parameters each.
 GPU_ZOO_MODELS = CUDA_FIXTURES / "recorded" / "zoo_models"
-GPU_ZOO_MODEL_REFERENCES = {"resnet18_amp": 40, "fpn_rpn_head": 32}  # model -> kernels, every one with a full reference
+GPU_ZOO_MODEL_REFERENCES = {"resnet18_amp": 40, "fpn_rpn_head": 32, "llama_adamw": 4}  # model -> kernels, each full
 
 
 @pytest.fixture(scope="module")
@@ -358,3 +362,22 @@ def test_a_middle_stage_of_a_split_welford_read_as_an_artifact_is_checked_on_mad
     done = run_check(path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "out_2_ptr: reference: ok (24 values" in done.stdout, done.stdout
+
+
+def test_a_kernel_of_one_parameter_of_a_compiled_adamw_step_takes_its_items_of_the_foreach_ops(gpu_zoo_models):
+    """The kernel that updates one parameter (4194304 values) reads the step count after an earlier kernel added 1 to
+    it in place. Its reference takes that parameter's item of each foreach op (`_foreach_pow.ScalarAndTensor(0.9,
+    [getitem_38])`), not the ops over all 39 parameters: those needed the step counts before the update, which no
+    kernel parameter holds ("the kernel reads arg79_1, but no kernel parameter could be bound to it"), and made up
+    the 38 other parameters as zeros of their full size."""
+    path, kernel = module(gpu_zoo_models["llama_adamw"], "g2_inference", "triton_poi_fused_3")
+    assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel["reference"]
+    text = path.read_text()
+    reference = text[text.index("def reference("):text.index("UNCHECKED = ")]
+    assert "_foreach_pow = torch.ops.aten._foreach_pow.ScalarAndTensor(0.9, [getitem_38])" in reference
+    assert "getitem_350 = _foreach_pow[0]" in reference and "zero_()" not in reference
+    done = run_command([sys.executable, str(path), "--check", "--shrink", "8"], path.parent,
+                       dict(os.environ, TRITON_INTERPRET="1"), 600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for output in ("out_ptr", "out_1_ptr", "out_2_ptr"):
+        assert f"{output}: reference: ok" in done.stdout, done.stdout

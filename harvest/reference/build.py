@@ -11,6 +11,7 @@ from harvest.model import FxDevice, FxExpr, FxRef, Graph, Kernel, Launch, Launch
 from harvest.reference.access import Access, scan_kernel
 from harvest.reference.binding import bind_inputs, bind_outputs, needed_expression
 from harvest.reference.bound import FragmentBinding
+from harvest.reference.foreach import narrow_foreach
 from harvest.reference.fragment import (
     POOLING_PRIMS,
     PREPARE_SOFTMAX_ONLINE,
@@ -438,6 +439,7 @@ def build_reference(kernel: Kernel, launch: Launch, graph: Graph, final_names: M
         bind_outputs(kernel, launch, graph, access, fragment, binding)
         bind_partial_inputs(fragment, binding)
         bind_welford_split(kernel, graph, launch, access, fragment, binding)
+        narrow_foreach(fragment, binding)
         reference = _generate(kernel, fragment, binding, graph, launch, final_names or {})
         if fallback:
             reference = replace(reference, warnings=(fallback, *reference.warnings))

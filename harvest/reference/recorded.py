@@ -19,6 +19,7 @@ from harvest.reference.access import Access, top_op
 from harvest.reference.bound import FragmentBinding
 from harvest.reference.convolution import bind_convolution_without_bias, convolution_without_bias
 from harvest.reference.copies import bind_copied_extern_outputs, copied_value, stores_a_load
+from harvest.reference.foreach import narrow_foreach
 from harvest.reference.fragment import (
     Fragment,
     Op,
@@ -212,6 +213,7 @@ def bind_recorded(kernel: Kernel, launch: Launch, graph: Graph, access: Access, 
         if copied is not None:
             binding.outputs[param] = copied
             del binding.unchecked[param]
+    narrow_foreach(fragment, binding)
     binding.unread = unread_placeholders(fragment, binding, buffers, read_buffers)
     return fragment, binding
 
