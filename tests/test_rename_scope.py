@@ -14,14 +14,15 @@ from harvest.capture.artifacts import looks_like_output_code
 from harvest.parse import parse_output_code
 from harvest.rename.scope import kernel_scope
 from harvest.rename.standalone import kernel_def, standalone
+from harvest.syntax import kernel_trees
 
 
 def _reference(module: cst.Module, kernel: cst.FunctionDef):
     """What libcst's providers say: the kernel's bindings and reads by name (node ids), reads of nested scopes that
     see a kernel variable, every name read in the module, and the parents."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    resolved = wrapper.resolve_many([ScopeProvider, ParentNodeProvider])  # (one walk for the batchable providers)
+    scopes, parents = resolved[ScopeProvider], resolved[ParentNodeProvider]
     scope = scopes[kernel.body.body[0]]
     assignments = {a.name: sorted(id(x.node) for x in scope.assignments[a.name]) for a in scope.assignments}
     accesses: dict[str, list[int]] = {}
@@ -55,21 +56,25 @@ def _same(module: cst.Module) -> None:
     assert all(got[4].get(node) is parent for node, parent in expected[4].items())
 
 
-def _fixture_kernels() -> list[str]:
-    """Every kernel of the fixture captures, each text once (recompiles and replays repeat 68 of 617)."""
-    sources = []
+def _fixture_kernels() -> dict[str, cst.Module]:
+    """Every kernel of the fixture captures, each text once (recompiles and replays repeat some), with the tree
+    parse_output_code made of it (taken while harvest.syntax still holds it: parsing 700 kernels again doubled the
+    test's time)."""
+    trees: dict[str, cst.Module] = {}
     for path in sorted(glob.glob(str(ROOT / "tests/fixtures/torch-*/**/*.py"), recursive=True)):
         text = open(path).read()
         if looks_like_output_code(text):
-            sources += [k.source for k in parse_output_code(text).kernels]
-    return list(dict.fromkeys(sources))
+            for kernel in parse_output_code(text).kernels:
+                if kernel.source not in trees:
+                    trees[kernel.source] = kernel_trees(kernel.source).cst or cst.parse_module(kernel.source)
+    return trees
 
 
 def test_same_nodes_as_libcst_scope_analysis_on_every_fixture_kernel():
-    sources = _fixture_kernels()
-    assert len(sources) > 500
-    for source in sources:
-        _same(standalone(cst.parse_module(source), source))
+    trees = _fixture_kernels()
+    assert len(trees) > 500
+    for source, tree in trees.items():
+        _same(standalone(tree, source))
 
 
 CORNERS = """
