@@ -348,20 +348,31 @@ def test_a_sum_read_from_its_partials_beside_finished_sums_of_its_shape_is_combi
     assert "inout_ptr: reference: ok (12 values" in done.stdout, done.stdout
 
 
-def test_a_middle_stage_of_a_split_welford_read_as_an_artifact_is_checked_on_made_up_inputs(tmp_path):
-    """The same lowering read from output_code.py alone (resnet10t's forward, channels-last, on the H100): the comment
-    names the partials it reads and stores; before, the weights were compared with the count and failed."""
+ARTIFACT_MIDDLE_STAGES = [  # (output_code.py read alone, the middle stage, how many values each output holds)
+    (CUDA_FIXTURES / "artifacts" / "resnet10t_channels_last_g0_forward.py",
+     "triton_red_fused__native_batch_norm_legit_functional_1", 24),
+    (GPU_ZOO_MODELS / "resnet18_amp" / "raw" / "g0_forward" / "output_code.py",
+     "triton_red_fused__native_batch_norm_legit_functional_3", 64),
+]
+
+
+@pytest.mark.parametrize(("artifact", "name", "values"), ARTIFACT_MIDDLE_STAGES, ids=["resnet10t", "resnet18_amp"])
+def test_a_middle_stage_of_a_split_welford_read_as_an_artifact_is_checked_on_made_up_inputs(tmp_path, artifact, name,
+                                                                                             values):
+    """The same lowering read from output_code.py alone (no record, no recorded graph): the comment names the
+    partials it reads and stores. Before, resnet10t's compared the weights with the count and failed; resnet18's
+    had none: its var_mean reads a cast of the convolution (`convert_element_type_2`), which the comment defines but
+    not the convolution it casts, and was taken for a source the reference could compute from."""
     out = tmp_path / "out"
-    done = harvest("extract", str(CUDA_FIXTURES / "artifacts" / "resnet10t_channels_last_g0_forward.py"), "-o", str(out),
-                   "-q", cwd=ROOT)
+    done = harvest("extract", str(artifact), "-o", str(out), "-q", cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    path, kernel = module((json.loads((out / "manifest.json").read_text()), out), "g0_forward",
-                          "triton_red_fused__native_batch_norm_legit_functional_1")
+    graph = "g0_forward" if artifact.name != "output_code.py" else artifact.parent.name
+    path, kernel = module((json.loads((out / "manifest.json").read_text()), out), graph, name)
     assert set(kernel["reference"]["outputs"].values()) == {"compared"}, kernel["reference"]
     assert "# Split Welford, a middle stage" in path.read_text()
     done = run_check(path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "out_2_ptr: reference: ok (24 values" in done.stdout, done.stdout
+    assert f"out_2_ptr: reference: ok ({values} values" in done.stdout, done.stdout
 
 
 def test_a_kernel_of_one_parameter_of_a_compiled_adamw_step_takes_its_items_of_the_foreach_ops(gpu_zoo_models):
