@@ -25,7 +25,7 @@ def narrow_foreach(fragment: Fragment, binding: FragmentBinding) -> None:
     if not foreach:
         return
     items = {name: op for name, op in ops.items() if _item_of(op) in foreach}
-    needed = set(binding.outputs.values()) | {node for node in binding.from_partials}
+    needed = set(binding.outputs.values()) | set(binding.from_partials)
     kept: dict[str, list[int] | None] = {}  # foreach node -> the positions it keeps (None: all)
     for name in reversed(list(ops)):
         if name not in needed or name in binding.inputs:

@@ -201,7 +201,7 @@ def bind_welford_split(kernel: Kernel, graph: Graph, launch: Launch, access: Acc
             stored[part] = (param, dims)
     source = op.args[0].name
     combined = None
-    if not _computable(source, fragment, binding, set()):
+    if not _computable(source, fragment, binding, {}):
         # (not stage 1 or a whole var_mean, whose source is there to compute it from: a stage that reads partials)
         partials = [n for n in binding.inputs if n not in fragment.ops and whole is not None
                     and binding.input_meta.get(n) is not None
@@ -221,18 +221,20 @@ def bind_welford_split(kernel: Kernel, graph: Graph, launch: Launch, access: Acc
     variance_from_m2(name, var, terms - correction, m2s, fragment, binding)
 
 
-def _computable(name: str, fragment: Fragment, binding: FragmentBinding, seen: set[str]) -> bool:
-    """Whether the reference can compute `name` from what the kernel reads: a bound input, or an op whose inputs
-    are (a var_mean's cast input, `convert_element_type_2 = convert(convolution)`, is not when the comment never
-    defines the convolution: the kernel reads partials, stage 2 or a middle stage)."""
-    if name in binding.inputs:
+def _computable(name: str, fragment: Fragment, binding: FragmentBinding, known: dict[str, bool]) -> bool:
+    """Whether the reference can compute `name` from what the kernel reads: a bound input (or a node bound to the
+    partials it reads), or an op whose inputs are (a var_mean's cast input, `convert_element_type_2 =
+    convert(convolution)`, is not when the comment never defines the convolution: the kernel reads partials, stage
+    2 or a middle stage). `known`: the answers so far (a node read twice is asked once; one on a cycle is not)."""
+    if name in binding.inputs or name in binding.from_partials:
         return True
-    op = fragment.ops.get(name)
-    if op is None or name in fragment.broken or name in seen:
-        return False
-    seen.add(name)
-    return all(_computable(ref, fragment, binding, seen) for value in (*op.args, *op.kwargs.values())
-               for ref in fx_refs(value))
+    if name not in known:
+        op = fragment.ops.get(name)
+        known[name] = False  # (until its inputs say otherwise)
+        known[name] = op is not None and name not in fragment.broken and all(
+            _computable(ref, fragment, binding, known) for value in (*op.args, *op.kwargs.values())
+            for ref in fx_refs(value))
+    return known[name]
 
 
 def variance_from_m2(name: str, var: str, divisor: int, m2s: list[str], fragment: Fragment,
