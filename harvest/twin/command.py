@@ -24,6 +24,7 @@ from harvest.report import read_manifest
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.resources import load_template
 from harvest.twin import NoTwin, TwinChoices, TwinSource, read_module, translate
+from harvest.twin.batch import CompileUnit, compile_units
 from harvest.twin.choices import DEFAULT_CHOICES
 from harvest.twin.no_twin import NO_TWIN_KINDS
 from harvest.writer import WriteReport, sha256, write_generated, write_manifest
@@ -164,7 +165,8 @@ COMPILING = "compiling CUDA twins (nvcc -ptx)"
 
 
 def _compile_all(outcomes: list[TwinOutcome], files: dict[str, str], arch: str, on_progress: Callable[[str], None]) -> str | None:
-    """nvcc -ptx every twin (in parallel); a twin nvcc rejects is reported, never kept as if it were fine."""
+    """nvcc -ptx every twin (units of several twins, in parallel: harvest/twin/batch.py); a twin nvcc rejects is
+    reported, never kept as if it were fine."""
     try:
         nvcc = find_nvcc()
     except HarvestError as exc:
@@ -172,29 +174,40 @@ def _compile_all(outcomes: list[TwinOutcome], files: dict[str, str], arch: str, 
         return None
     todo = [o for o in outcomes if o.status == "ok"]
 
-    def compile_one(outcome: TwinOutcome) -> tuple[TwinOutcome, str | None]:
+    def first_error(source: str, name: str) -> str | None:
+        """None when nvcc compiles `source`, else its first error line, naming the file `name`."""
         with tempfile.TemporaryDirectory(prefix="harvest-twin-") as tmp:
-            source = Path(tmp) / "twin.cu"
-            source.write_text(files[outcome.files[0]], encoding="utf-8")
-            result = subprocess.run([str(nvcc), "-ptx", f"-arch={arch}", "-o", str(Path(tmp) / "twin.ptx"), str(source)],
+            path = Path(tmp) / "twin.cu"
+            path.write_text(source, encoding="utf-8")
+            result = subprocess.run([str(nvcc), "-ptx", f"-arch={arch}", "-o", str(Path(tmp) / "twin.ptx"), str(path)],
                                     capture_output=True, text=True)
         if result.returncode == 0:
-            return outcome, None
+            return None
         first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip()[:200])
-        return outcome, first.replace(str(source), outcome.files[0])
+        return first.replace(str(path), name)
+
+    def compile_unit(unit: CompileUnit) -> list[tuple[TwinOutcome, str | None]]:
+        members = [todo[i] for i in unit.members]
+        if len(members) > 1 and first_error(unit.source, "the joined twins") is None:
+            return [(outcome, None) for outcome in members]
+        return [(outcome, first_error(files[outcome.files[0]], outcome.files[0])) for outcome in members]
 
     workers = max(1, min(len(todo), os.cpu_count() or 1, 8))
+    units = compile_units([files[o.files[0]] for o in todo], workers)
     count = counter(on_progress)
     count(COMPILING, 0, len(todo))
+    done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        for done, (outcome, error) in enumerate(pool.map(compile_one, todo), 1):
-            count(COMPILING, done, len(todo))
-            if error is not None:
-                outcome.status, outcome.reason = "compile error", f"nvcc rejected the twin (a harvest bug): {error}"
-                for path in outcome.files:
-                    files.pop(path, None)
-                outcome.files = ()
-                on_progress(f"{outcome.module}: {outcome.reason}")
+        for results in pool.map(compile_unit, units):
+            for outcome, error in results:
+                done += 1
+                count(COMPILING, done, len(todo))
+                if error is not None:
+                    outcome.status, outcome.reason = "compile error", f"nvcc rejected the twin (a harvest bug): {error}"
+                    for path in outcome.files:
+                        files.pop(path, None)
+                    outcome.files = ()
+                    on_progress(f"{outcome.module}: {outcome.reason}")
     return str(nvcc)
 
 
