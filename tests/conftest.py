@@ -352,11 +352,12 @@ def _collects_the_zoo(config) -> bool:
 # The files that take longest on the 2-core CI machine (--durations), longest first. pytest-xdist (--dist loadfile)
 # hands a worker the next file as it finishes one: with these first, the last files the workers take are short ones,
 # and neither waits long at the end for the other. A file missing here only runs later.
-LONGEST_FILES = ("test_twin.py", "test_distributed.py", "test_run_with.py", "test_twin_emulated.py",
-                 "test_artifact_reference.py", "test_bad_input.py", "test_kernel_kinds_h200.py", "test_record.py",
-                 "test_cli.py", "test_kernel_kinds.py", "test_inductor_helpers.py", "test_reference_zoo.py",
-                 "test_first_hour.py", "test_zoo.py", "test_reference_recorded.py", "test_extract.py",
-                 "test_rename_scope.py", "test_bench.py", "test_ptx.py", "test_program_fuzz.py")
+LONGEST_FILES = ("test_twin.py", "test_distributed.py", "test_reference_zoo.py", "test_twin_emulated.py",
+                 "test_kernel_kinds_h200.py", "test_artifact_reference.py", "test_bad_input.py", "test_ptx.py",
+                 "test_run_with.py", "test_program_fuzz.py", "test_inductor_helpers.py", "test_first_hour.py",
+                 "test_reference_recorded.py", "test_record.py", "test_extract.py", "test_rename_scope.py", "test_zoo.py",
+                 "test_reference_h200_recorded.py", "test_cli.py", "test_rename_property.py", "test_kernel_kinds.py",
+                 "test_bench.py", "test_reference.py")
 
 
 def pytest_collection_modifyitems(config, items):
