@@ -22,6 +22,11 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 # One BLAS thread per process: the suite's workers already use every core, and numpy's OpenBLAS threads (the
 # interpreter's tl.dot) spinning against each other's made an interpreted bf16 matmul check 3x slower (33 s -> 11 s).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# torch's threads for the eager ops of a script the tests run (`python module.py --check`: its reference): the cores
+# shared among the workers. Two workers on 2 cores, each check taking 2 OpenMP threads, had 4 threads spinning on 2
+# cores: a reference over 16M values took 40 s in the suite and 8 s alone. Not for `python -m harvest ...`: a
+# capture's Inductor writes other kernels for another thread count (a split, a kernel more or less).
+SCRIPT_THREADS = max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 # What harvest remembers of the extractions it made (harvest/trust.py) goes to a folder of this test session's own,
 # never into the HOME of whoever runs the suite; harvest's children inherit it.
 os.environ.setdefault("HARVEST_STATE_DIR", tempfile.mkdtemp(prefix="harvest-state-"))
@@ -80,6 +85,8 @@ def run_command(command: list[str], cwd: Path, env: dict[str, str], timeout: flo
     """`python -m MODULE ...` or `python FILE ...` as its own process, forked from a process of this worker that has
     torch, triton and harvest imported (tests/fork_server.py), and a command's capture child from this worker's capture
     server; HARVEST_TEST_FORK=0 starts each from nothing (HARVEST_TEST_FORK_CAPTURE=0: only the capture children)."""
+    if command[1] != "-m" and "OMP_NUM_THREADS" not in env and SCRIPT_THREADS < (os.cpu_count() or 1):
+        env = dict(env, OMP_NUM_THREADS=str(SCRIPT_THREADS))
     if os.environ.get("HARVEST_TEST_FORK", "1") == "0" or env.get("TRITON_INTERPRET") != os.environ.get("TRITON_INTERPRET"):
         return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     CAPTURE_SERVER.start()

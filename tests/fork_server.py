@@ -89,6 +89,9 @@ def run_child(request: dict, stdout: int, stderr: int) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        if threads != SERVER_ENV.get("OMP_NUM_THREADS", "") and threads.isdigit() and "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(int(threads))  # as OpenMP takes it in a new interpreter
         # the streams as a new interpreter would open them: unbuffered when PYTHONUNBUFFERED asks for it
         unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
         sys.stdin = open(0, encoding="utf-8", closefd=False)

@@ -184,8 +184,8 @@ def test_every_helper_of_the_cu_template_is_written_with_what_it_needs_and_nothi
     no other helper; all of them together compile."""
     template = load_template("twin.cu.j2")
 
-    def render(helpers, uses=Uses()):
-        return template.render(kernel_name="k", signature="float* x", body="", uses=uses, helpers=frozenset(helpers),
+    def render(helpers, uses: Uses | None = None):
+        return template.render(kernel_name="k", signature="float* x", body="", uses=uses or Uses(), helpers=frozenset(helpers),
                                unused=[], shape="pointwise", notes=["a test"])
 
     for name in HELPER_NEEDS:
