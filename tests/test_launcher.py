@@ -201,3 +201,149 @@ def test_the_first_specialization_gets_a_launch_written_out_and_others_go_the_ge
     at = storage.data_ptr()
     assert plain(written) == [at, at + 256, 64, 2.0, 32, 4]  # (the default EXTRA=4 last)
     assert plain(general) == [at, at + 256, 48, 2.0, 32, 4] and plain(misaligned)[0] == at + 4
+
+
+class StaticStandIn:
+    """torch's static CUDA launcher for a compiled kernel (what needs a GPU): records the values each launch passes."""
+
+    def __init__(self, kept: tuple[int, ...], refuse: bool = False) -> None:
+        self.kept, self.refuse, self.calls = kept, refuse, []
+
+    def __call__(self, kernel):  # DirectLaunch's `static`: (run, kept) for a compiled kernel
+        return self.run, self.kept
+
+    def run(self, *args):
+        if self.refuse:
+            raise TypeError("expected 4 arguments, got 5")
+        self.calls.append(args)
+
+
+def test_a_kernel_the_static_launcher_takes_is_launched_by_it_with_only_the_values_not_compiled_in():
+    jit, static = JitStandIn(), StaticStandIn(kept=(0, 1, 3))  # n compiled in (a 1), BLOCK and EXTRA constexprs
+    launcher = DirectLaunch(launch_kernels.scale_kernel, first_launch=jit, stream=lambda: 7, static=static)
+    a, out = torch.zeros(64), torch.zeros(64)
+    launcher[(2,)](a, out, 1, 2.0, BLOCK=32)  # compiled by the JIT, which launches it
+    launcher[(2,)](a, out, 1, 3.0, BLOCK=32)  # the written-out launch
+    launcher[lambda meta: (64 // meta["BLOCK"],)](a, out, 1, 4.0, BLOCK=32)  # a callable grid: the general way
+    assert launcher.static_why == "" and launcher.direct_launches == 2 and jit.kernels[0].calls == []
+    assert static.calls == [(2, 1, 1, 7, a, out, 3.0), (2, 1, 1, 7, a, out, 4.0)]
+
+
+def test_a_launch_the_static_launcher_refuses_goes_to_tritons_launcher_and_the_run_is_told_why():
+    told: list[str] = []
+    jit, static = JitStandIn(), StaticStandIn(kept=(0, 1, 2, 3), refuse=True)
+    launcher = DirectLaunch(launch_kernels.scale_kernel, first_launch=jit, stream=lambda: 7, static=static,
+                            on_static_refused=told.append)
+    a, out = torch.zeros(64), torch.zeros(64)
+    for scale in (2.0, 3.0, 4.0):
+        launcher[(2,)](a, out, 64, scale, BLOCK=32)
+    assert told == ["torch's static CUDA launcher refused a launch (TypeError: expected 4 arguments, got 5)"]
+    assert launcher.static_why == told[0] and [call[-3] for call in jit.kernels[0].calls] == [3.0, 4.0]
+    assert launcher.direct_launches == 2 and len(jit.launches) == 1
+
+
+def test_without_a_static_launcher_the_compiled_kernel_is_launched_by_triton_and_it_says_why(monkeypatch):
+    import torch._inductor.config as inductor_config
+
+    from harvest.capture.launcher import static_launcher
+
+    jit = JitStandIn()
+    launcher = DirectLaunch(launch_kernels.scale_kernel, first_launch=jit, stream=lambda: 7)
+    a, out = torch.zeros(64), torch.zeros(64)
+    launcher[(2,)](a, out, 64, 2.0, BLOCK=32)
+    launcher[(2,)](a, out, 64, 3.0, BLOCK=32)
+    assert launcher.static_why == "the compiled kernel has no cubin" and len(jit.kernels[0].calls) == 1
+    for name in ("use_static_triton_launcher", "use_static_cuda_launcher"):
+        if hasattr(inductor_config, name):
+            monkeypatch.setattr(inductor_config, name, False)
+    assert static_launcher(FakeCompiled()).startswith("Inductor's static CUDA launcher is off here")
+
+
+def test_the_static_launcher_gets_the_values_of_the_parameters_triton_did_not_compile_in():
+    """A kernel compiled offline for sm_90 with n specialized to 1 (as Triton does for a 1): torch's own static
+    launcher, made for it, takes three values (two pointers and the float), and static_positions names the same."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from harvest.capture.launcher import static_positions
+
+    static_class = pytest.importorskip("torch._inductor.runtime.static_triton_launcher").StaticallyLaunchedCudaKernel
+    signature = {"a_ptr": "*fp32", "out_ptr": "*fp32", "n": "constexpr", "scale": "fp32", "BLOCK": "constexpr",
+                 "EXTRA": "constexpr"}
+    kernel = triton.compile(ASTSource(launch_kernels.scale_kernel, signature, {(2,): 1, (4,): 32, (5,): 4}),
+                            target=GPUTarget("cuda", 90, 32))
+    kernel._cubin_path = None
+    static = static_class(kernel)
+    assert static.arg_tys == "OOf" and static_positions(kernel, static) == (0, 1, 3)
+
+
+SWAPPED_MODULE = '''import triton
+from launch_kernels import scale_kernel
+
+CONFIG = {"BLOCK": 32, "num_warps": 4}
+
+
+def launch(a_ptr, out_ptr, n, scale, config=CONFIG):
+    """Launch scale_kernel."""
+    grid = (triton.cdiv(n, config["BLOCK"]),)
+    scale_kernel[grid](a_ptr, out_ptr, n, scale, **config)
+'''
+
+
+class EventLog:  # what KernelSwaps reads of the child's event log: Inductor's kernel source, and the events it writes
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+
+    def kernel_source(self, graph, name):
+        return "inductor's kernel"
+
+    def write(self, event):
+        self.events.append(event)
+
+
+def swaps_of(tmp_path, monkeypatch, module_text):
+    """KernelSwaps for one module in place of Inductor's triton_poi_0 of graph 0, launched by a DirectLaunch whose JIT
+    and static launcher are stand-ins (a GPU's): the swap's side as `harvest run --with` makes it on a GPU."""
+    import json
+
+    from harvest.capture import swap
+
+    jit, static = JitStandIn(), StaticStandIn(kept=(0, 1, 2, 3))
+
+    class StandInLaunch(DirectLaunch):
+        def __init__(self, fn, **kwargs):
+            super().__init__(fn, first_launch=jit, stream=lambda: 7, static=static, **kwargs)
+
+    monkeypatch.setattr(swap, "DirectLaunch", StandInLaunch)
+    monkeypatch.setattr(swap, "direct_launch_unavailable", lambda: "")
+    (tmp_path / "module.py").write_text(module_text)
+    spec = [{"graph": 0, "kernel": "triton_poi_0", "source_sha": swap.source_sha("inductor's kernel"),
+             "module": str(tmp_path / "module.py"), "module_kernel": "scale_kernel",
+             "params": [["in_ptr0", "a_ptr"], ["out_ptr0", "out_ptr"], ["xnumel", "n"], ["ks0", "scale"]]}]
+    (tmp_path / "swaps.json").write_text(json.dumps(spec))
+    log = EventLog()
+    return swap.KernelSwaps(tmp_path / "swaps.json", log), jit, static, log
+
+
+def test_a_swap_whose_launch_is_of_harvests_shape_launches_the_compiled_kernel_on_launchs_grid(tmp_path, monkeypatch):
+    swaps, jit, static, log = swaps_of(tmp_path, monkeypatch, SWAPPED_MODULE)
+    a, out = torch.zeros(64), torch.zeros(64)
+    params = ["out_ptr0", "ks0", "in_ptr0", "xnumel"]  # Inductor's order, not the module's
+    for scale in (2.0, 3.0, 4.0):
+        swaps.runner(0, "triton_poi_0", params, (out, scale, a, 64), stream=5)()
+    swapped = swaps.bound[(0, "triton_poi_0")][1]
+    assert swapped.grid == (2,) and swapped.grid_reads == (2,)  # n, read by the grid, is an integer
+    swaps.runner(0, "triton_poi_0", params, (out, 5.0, a, 96), stream=5)()  # another n: through launch() again
+    assert len(jit.launches) == 1 and static.calls == [(2, 1, 1, 5, a, out, 64, 3.0), (2, 1, 1, 5, a, out, 64, 4.0),
+                                                      (3, 1, 1, 5, a, out, 96, 5.0)]
+    assert [e["launch"] for e in log.events if e["event"] == "swapped"] == ["static"]
+
+
+def test_a_swap_whose_launch_was_edited_beyond_its_grid_calls_launch_at_every_launch(tmp_path, monkeypatch):
+    edited = SWAPPED_MODULE.replace('    grid = (', '    scale = scale * 2\n    grid = (')
+    swaps, jit, static, _ = swaps_of(tmp_path, monkeypatch, edited)
+    a, out = torch.zeros(64), torch.zeros(64)
+    for scale in (2.0, 3.0):
+        swaps.runner(0, "triton_poi_0", ["in_ptr0", "out_ptr0", "xnumel", "ks0"], (a, out, 64, scale))()
+    assert swaps.bound[(0, "triton_poi_0")][1].grid is None and static.calls == [(2, 1, 1, 7, a, out, 64, 6.0)]

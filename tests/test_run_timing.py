@@ -54,6 +54,42 @@ def test_the_recorder_keeps_each_graphs_first_call_and_a_copy_of_its_inputs(tmp_
     assert not torch.equal(inputs[0], x)
 
 
+class Runner:  # what a partitioned wrapper module (torch >= 2.9, graph_partition) holds, as Inductor writes it
+    def __init__(self, partitions):
+        self.partitions = partitions
+
+    def recursively_apply_fns(self, fns):
+        self.partitions = [fn(c) for fn, c in zip(fns, self.partitions)]
+
+    def call(self, args):
+        (out,) = self.partitions[0](args)
+        return (out,)
+
+
+def test_the_ab_runs_the_partitions_inductor_wrote_where_cuda_graph_trees_replay_theirs(tmp_path):
+    launched = []
+
+    def partition_0(args):  # the kernels' launches: what a swap changes
+        launched.append("written")
+        return (torch.ones(1),)
+
+    module = Module()
+    module.runner = Runner([partition_0])
+    module.call = module.runner.call
+    recorder = LaunchRecorder(EventLog(tmp_path), None, 1 << 20, 1 << 20, layouts_only=True)
+    recorder.wrap_call(module, 0)  # at load: before CUDA graph trees wrap the partitions
+
+    def replaying(fn):  # what cudagraphify makes of a partition: after its recording, replays without Python
+        return lambda args: (launched.append("replayed"), (torch.zeros(1),))[1]
+
+    module.runner.recursively_apply_fns([replaying])
+    module.call([])
+    with ab_timing.written_partitions(recorder.partitions):
+        module.call([])
+    module.call([])
+    assert launched == ["replayed", "written", "replayed"]
+
+
 class HostEvent:  # a CUDA event read from the host clock: no GPU here
     def __init__(self, enable_timing=True):
         self.at = 0.0
@@ -135,8 +171,15 @@ def test_when_the_kernels_won_and_the_step_lost_the_table_says_the_host_decided(
 
 
 def test_the_launch_line_says_how_the_edited_kernels_were_launched():
-    result = RunResult(1, Path("runs/1"), (), launch_paths={"g0_forward/a.py": "direct", "g0_forward/b.py": "direct"})
-    assert launch_line(result).startswith("Launch path: each edited kernel compiled once per specialization")
+    static = RunResult(1, Path("runs/1"), (), launch_paths={"g0_forward/a.py": "static", "g0_forward/b.py": "static"})
+    assert launch_line(static) == ("Launch path: each edited kernel compiled once per specialization and launched by "
+                                   "torch's static CUDA launcher, as Inductor launches its own (harvest.capture.launcher).")
+    mixed = RunResult(1, Path("runs/1"), (), launch_paths={"g0_forward/a.py": "static", "g0_forward/b.py": "direct: "
+                      "torch's static CUDA launcher refused the kernel (Global scratch not yet supported)"})
+    assert launch_line(mixed) == ("Launch path: each edited kernel compiled once per specialization and launched by "
+                                  "Triton's compiled launcher, not through the JIT (harvest.capture.launcher); 1 of 2 by "
+                                  "torch's static CUDA launcher, as Inductor launches its own; not by the static launcher: "
+                                  "torch's static CUDA launcher refused the kernel (Global scratch not yet supported).")
     jit = RunResult(1, Path("runs/1"), (), launch_paths={"g0_forward/a.py": "direct", "g0_forward/b.py": "jit: Triton 3.2.0 "
                     "launches compiled kernels another way (the direct call needs Triton >= 3.3)"},
                     cuda_graphs=("g0_forward", "g1_backward"))

@@ -19,8 +19,10 @@ Results are medians and 20th/80th percentiles in milliseconds, written as JSON f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +213,21 @@ def time_a_b(graphs: list[tuple[int, Any, list]], swaps: Any, kernel_names: dict
     return {"step": step, "kernels": kernels, "seconds": round(time.monotonic() - began, 1)}
 
 
+@contextlib.contextmanager
+def written_partitions(partitions: dict[int, tuple[Any, list]]) -> Iterator[None]:
+    """Each partitioned wrapper's call() runs the partition functions Inductor wrote, not what CUDA graph trees made
+    of them (replays of the graphs the target's run recorded, which no swap can change): the A/B launches the
+    kernels, or captures them into its own CUDA graph per side. Put back after."""
+    now = {graph: list(runner.partitions) for graph, (runner, _) in partitions.items()}
+    for runner, written in partitions.values():
+        runner.partitions = list(written)
+    try:
+        yield
+    finally:
+        for graph, (runner, _) in partitions.items():
+            runner.partitions = now[graph]
+
+
 def write_timing(path: Path, recorder: Any) -> None:
     """Time A and B from what the recorder kept; the JSON the parent reads (an "error" when it could not)."""
     try:
@@ -223,8 +240,9 @@ def write_timing(path: Path, recorder: Any) -> None:
         else:
             recorder.timing = True  # the launch hook's fast path: no recording while timing
             recorder.host_times = {}
-            data = time_a_b(recorder.graph_calls, recorder.swaps, recorder.swaps.kernel_names(),
-                            host_times=recorder.host_times, cuda_graphs=bool(recorder.cuda_graphs))
+            with written_partitions(recorder.partitions):
+                data = time_a_b(recorder.graph_calls, recorder.swaps, recorder.swaps.kernel_names(),
+                                host_times=recorder.host_times, cuda_graphs=bool(recorder.cuda_graphs))
     except Exception as exc:  # timing is the last thing the run does: say why it failed, keep the comparison
         message = next((line for line in str(exc).strip().splitlines() if line.strip()), "")
         data = {"error": f"{type(exc).__name__}: {message}"}

@@ -13,6 +13,12 @@ The specialization key is finer than Triton's own, so that two launches with one
 compiled kernel: per tensor its dtype and whether its address is 16-byte aligned, per integer whether it is 1,
 a multiple of 16 and which integer type holds it; constexprs and launch options by value.
 
+Where torch has it (torch >= 2.7, and Inductor's own kernels are launched by it: `use_static_cuda_launcher`), the
+compiled kernel is launched by torch's static CUDA launcher, as Inductor launches its own: one C++ call with the
+grid, the stream and the values of the parameters the kernel was not compiled with as constants. Otherwise, or
+where that launcher refuses a kernel (launch hooks, scratch memory, a cooperative grid), Triton's compiled
+launcher is called, and `static_why` says why.
+
 Where the Triton here lacks what the direct call needs (Triton < 3.3: another launcher calling convention; the
 interpreter: nothing is compiled), `direct_launch_unavailable()` says why, and the module's kernel is launched
 through Triton's JIT as before.
@@ -43,6 +49,69 @@ def direct_launch_unavailable() -> str:
     if runtime is None or not hasattr(runtime, "launch_enter_hook") or not hasattr(CompiledKernel, "launch_metadata"):
         return f"Triton {triton.__version__} launches compiled kernels another way (the direct call needs Triton >= 3.3)"
     return ""
+
+
+def static_launcher(kernel: Any) -> tuple[Callable[..., Any], tuple[int, ...]] | str:
+    """torch's static CUDA launcher for a compiled Triton kernel, loaded on the current device: its run(grid_x,
+    grid_y, grid_z, stream, *values) and the positions of the kernel's parameters whose values it takes (those the
+    kernel was not compiled with as constants). Or why there is none here: Triton's compiled launcher then runs it."""
+    import os
+    import tempfile
+
+    import torch
+    import torch._inductor.config as inductor_config
+
+    used = getattr(inductor_config, "use_static_triton_launcher", getattr(inductor_config, "use_static_cuda_launcher", None))
+    if used is None:
+        return f"torch {torch.__version__} has no static CUDA launcher"
+    if not used:
+        return "Inductor's static CUDA launcher is off here (TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0), as for its own kernels"
+    try:
+        from torch._inductor.runtime.static_triton_launcher import StaticallyLaunchedCudaKernel
+    except ImportError:
+        try:
+            from torch._inductor.runtime.static_cuda_launcher import StaticallyLaunchedCudaKernel
+        except ImportError:
+            return f"torch {torch.__version__}'s static CUDA launcher is not importable"
+    metadata = getattr(kernel, "metadata", None)
+    if getattr(metadata, "launch_cooperative_grid", False) or getattr(metadata, "launch_pdl", False):
+        return "the kernel is launched with launch attributes (a cooperative grid), which the static launcher does not set"
+    cubin = (getattr(kernel, "asm", None) or {}).get("cubin")
+    if not cubin:
+        return "the compiled kernel has no cubin"
+    handle, path = tempfile.mkstemp(suffix=".cubin", prefix="harvest-")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(cubin)
+        kernel._cubin_path = path  # where the static launcher loads the binary from (Inductor sets it so too)
+        static = StaticallyLaunchedCudaKernel(kernel)
+        kept = static_positions(kernel, static)
+        if isinstance(kept, str):
+            return kept
+        static.load_kernel(torch.cuda.current_device())
+    except Exception as exc:  # NotImplementedError: launch hooks, scratch memory, num_ctas > 1, TMA descriptors
+        message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
+        return f"torch's static CUDA launcher refused the kernel ({message})"
+    finally:
+        os.unlink(path)
+    return static.run, kept
+
+
+def static_positions(kernel: Any, static: Any) -> tuple[int, ...] | str:
+    """The positions of the kernel's parameters whose values torch's static launcher takes (in the kernel's order):
+    those of its signature that are neither constexprs nor compiled in as constants (a 1, a None); or why they do
+    not match what the launcher was made for (its arg_tys, one type a value)."""
+    names = list(kernel.src.fn.arg_names)
+
+    def position(key: Any) -> int:
+        return names.index(key) if isinstance(key, str) else key[0] if isinstance(key, tuple) else int(key)
+
+    signature = {position(key): kind for key, kind in kernel.src.signature.items()}
+    constants = {position(key) for key in getattr(kernel.src, "constants", {})} | set(getattr(static, "full_constexprs", ()))
+    kept = tuple(i for i in sorted(signature) if signature[i] != "constexpr" and i not in constants)
+    if len(kept) != len(static.arg_tys):
+        return f"the static launcher takes {len(static.arg_tys)} values where the kernel's signature has {len(kept)}"
+    return kept
 
 
 def argument_key(value: Any) -> Any:
@@ -106,11 +175,13 @@ def _condition(index: int, value: Any, namespace: dict[str, Any]) -> str | None:
     return None
 
 
-def made_fast_path(owner: Any, args: tuple, kwargs: dict, plan: Any, kernel: Any) -> Callable | None:
-    """The launch of `kernel` for calls like this one (the same keywords and values, arguments of the same kinds
-    and specialization), written out as Inductor writes its launchers: a few checks, then the compiled launcher.
-    It returns False, launching nothing, for any other call; None when the call cannot be written so."""
-    namespace: dict[str, Any] = {"owner": owner, "expected": dict(kwargs), "kernel": kernel,
+def made_fast_path(owner: Any, args: tuple, kwargs: dict, plan: Any, compiled: Compiled) -> Callable | None:
+    """The launch of a compiled kernel for calls like this one (the same keywords and values, arguments of the same
+    kinds and specialization), written out as Inductor writes its launchers: a few checks, then the static launcher
+    (or Triton's compiled one). It returns False, launching nothing, for any other call; None when the call cannot be
+    written so."""
+    kernel = compiled.kernel
+    namespace: dict[str, Any] = {"owner": owner, "expected": dict(kwargs), "kernel": kernel, "static_run": compiled.static_run,
                                  "function": kernel.function, "packed": kernel.packed_metadata, "hooks": owner.hooks}
     conditions = [_condition(i, v, namespace) for i, v in enumerate(args)]
     if None in conditions:
@@ -122,6 +193,15 @@ def made_fast_path(owner: Any, args: tuple, kwargs: dict, plan: Any, kernel: Any
         tail.append(f"c{number}")
     names = [f"a{i}" for i in range(len(args))]
     values = ", ".join(names + tail)
+    if compiled.static_run is not None:  # torch's static launcher: the values of the parameters not compiled in
+        kept = ", ".join((names + tail)[i] for i in compiled.kept)
+        launch = f"""static_run(grid[0], grid_y, grid_z, stream{", " if kept else ""}{kept})
+    except (TypeError, ValueError, AttributeError, AssertionError):  # refused before launching: the general way says why"""
+    else:
+        launch = f"""enter = hooks.launch_enter_hook
+        metadata = kernel.launch_metadata(grid, stream, {values}) if enter is not None else None
+        kernel.run(grid[0], grid_y, grid_z, stream, function, packed, metadata, enter, hooks.launch_exit_hook, {values})
+    except (TypeError, ValueError, AttributeError):  # refused before launching: the general way says why"""
     text = f"""def fast(grid, args, kwargs):
     if len(args) != {len(args)} or callable(grid) or kwargs != expected:
         return False
@@ -137,11 +217,8 @@ def made_fast_path(owner: Any, args: tuple, kwargs: dict, plan: Any, kernel: Any
         stream = owner.stream()
     grid_y = grid[1] if len(grid) > 1 else 1
     grid_z = grid[2] if len(grid) > 2 else 1
-    enter = hooks.launch_enter_hook
-    metadata = kernel.launch_metadata(grid, stream, {values}) if enter is not None else None
     try:
-        kernel.run(grid[0], grid_y, grid_z, stream, function, packed, metadata, enter, hooks.launch_exit_hook, {values})
-    except (TypeError, ValueError, AttributeError):  # refused before launching: the general way says why
+        {launch}
         owner.given_stream = stream
         owner.fast = owner.launch_generally
         return False
@@ -150,6 +227,16 @@ def made_fast_path(owner: Any, args: tuple, kwargs: dict, plan: Any, kernel: Any
 """
     exec(text, namespace)  # noqa: S102 (harvest's own text)
     return namespace["fast"]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One specialization's compiled kernel and what launches it: torch's static launcher (its run, and the positions
+    of the values it takes) or, where `static_run` is None, Triton's compiled launcher (kernel.run)."""
+
+    kernel: Any
+    static_run: Callable[..., Any] | None = None
+    kept: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,16 +256,21 @@ class DirectLaunch:
     compiled launcher refuse a call, every launch goes through the JIT from then on, and `on_fallback` is told why."""
 
     def __init__(self, fn: Any, first_launch: Callable | None = None, stream: Callable[[], Any] | None = None,
-                 on_fallback: Callable[[str], None] = lambda why: None) -> None:
+                 on_fallback: Callable[[str], None] = lambda why: None,
+                 static: Callable[[Any], tuple[Callable[..., Any], tuple[int, ...]] | str] = static_launcher,
+                 on_static_refused: Callable[[str], None] = lambda why: None) -> None:
         self.fn = fn
         self.on_fallback = on_fallback  # told why, once, if the direct launch is given up
+        self.static = static  # a compiled kernel's static launcher, or why there is none (static_launcher)
+        self.static_why: str | None = None  # None: nothing compiled yet; "": launched statically; else why not
+        self.on_static_refused = on_static_refused  # told why, once, if the static launcher refuses a launch
         self.names = [p.name for p in fn.params]
         self.constexpr = [p.is_constexpr for p in fn.params]
         signature = inspect.signature(fn.fn)
         self.defaults = {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
         self.plans: dict[tuple, CallPlan | None] = {}
         self.keyers: dict[tuple, Callable[..., tuple] | None] = {}  # per shape of call: its arguments' keys, written out
-        self.compiled: dict[Any, Any] = {}
+        self.compiled: dict[Any, Compiled] = {}
         self.failed = ""  # why the direct launch was given up, if it was
         self.given_stream: Any = None
         self.jit_launches = 0  # launches that went through the JIT (a new specialization)
@@ -204,6 +296,7 @@ class DirectLaunch:
 
     fast = launch_generally  # the first specialization's launch, written out once it is compiled (made_fast_path):
     # True when it launched; False sends the launch the general way
+    fast_grid: tuple | None = None  # the grid of the launch `fast` was written for (a tuple grid's)
 
     def plan(self, count: int, keywords: tuple[str, ...]) -> CallPlan | None:
         """How a call with `count` positional arguments and these keywords binds, or None when it does not (the JIT
@@ -271,18 +364,29 @@ class DirectLaunch:
             self.jit_launches += 1
             kernel = self.first_launch(grid, args, kwargs)
             if key is not None and kernel is not None and hasattr(kernel, "run"):
-                self.compiled[key] = kernel
+                compiled = self.compiled[key] = self.launched_by(kernel)
                 if shape not in self.keyers:
                     self.keyers[shape] = made_keyer(args)
-                if len(self.compiled) == 1 and (fast := made_fast_path(self, args, kwargs, plan, kernel)) is not None:
-                    self.fast = fast
+                if len(self.compiled) == 1 and (fast := made_fast_path(self, args, kwargs, plan, compiled)) is not None:
+                    self.fast, self.fast_grid = fast, grid if type(grid) is tuple else None
             return kernel
+        compiled, kernel = kernel, kernel.kernel
         values = (*args, *(default if index is None else given[index] for index, default in plan.after))
         if callable(grid):
             grid = grid(dict(zip(self.names, values)))
         stream, self.given_stream = (self.given_stream if self.given_stream is not None else self.stream()), None
         grid_y = grid[1] if len(grid) > 1 else 1
         grid_z = grid[2] if len(grid) > 2 else 1
+        if compiled.static_run is not None:
+            try:
+                compiled.static_run(grid[0], grid_y, grid_z, stream, *(values[i] for i in compiled.kept))
+                self.direct_launches += 1
+                return kernel
+            except (TypeError, ValueError, AttributeError, AssertionError) as exc:  # refused before launching
+                self.static_why = f"torch's static CUDA launcher refused a launch ({type(exc).__name__}: {exc})"
+                self.compiled = {k: Compiled(c.kernel) for k, c in self.compiled.items()}
+                self.fast = self.launch_generally
+                self.on_static_refused(self.static_why)
         try:
             kernel.run(grid[0], grid_y, grid_z, stream, kernel.function, kernel.packed_metadata,
                        kernel.launch_metadata(grid, stream, *values), self.hooks.launch_enter_hook,
@@ -298,6 +402,17 @@ class DirectLaunch:
             return self.first_launch(grid, args, kwargs)
         self.direct_launches += 1
         return kernel
+
+    def launched_by(self, kernel: Any) -> Compiled:
+        """What launches a newly compiled kernel: torch's static launcher where it takes the kernel, else Triton's
+        compiled launcher (static_why says why; a launcher once refused is not tried again)."""
+        found = self.static(kernel) if not self.static_why else self.static_why
+        if isinstance(found, str):
+            self.static_why = self.static_why or found
+            return Compiled(kernel)
+        if self.static_why is None:
+            self.static_why = ""
+        return Compiled(kernel, *found)
 
     @staticmethod
     def jit_only(first_launch: Callable) -> Callable:

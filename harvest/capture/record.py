@@ -48,6 +48,9 @@ class LaunchRecorder:
         self.params_of: dict[tuple[int, str], list[str]] = {}
         self.host_times: dict | None = None  # ab_timing's: (graph, kernel, swapped) -> host seconds per launch
         self.cuda_graphs: set[int] = set()  # graphs the target's run captured into CUDA graphs (reduce-overhead)
+        # graph -> (its wrapper's Runner, the partition functions Inductor wrote) where the wrapper splits its call()
+        # into partitions (torch >= 2.9, graph_partition): CUDA graph trees capture those, not call()
+        self.partitions: dict[int, tuple[Any, list]] = {}
 
     # -- which graph launched a kernel --------------------------------------------------------------------------
 
@@ -71,10 +74,14 @@ class LaunchRecorder:
 
         call._harvest_graph = graph_index  # type: ignore[attr-defined]
         module.call = call
+        runner = getattr(module, "runner", None)
+        if isinstance(getattr(runner, "partitions", None), list):
+            self.partitions[graph_index] = (runner, list(runner.partitions))
 
     def note_cuda_graph(self, graph: int) -> None:
-        """Whether this call of the graph is being captured into a CUDA graph (mode="reduce-overhead": Inductor's
-        CUDA graph trees record the call once, then replay it without Python): said once per graph."""
+        """Whether this call of the graph, or this launch of one of its kernels, is being captured into a CUDA graph
+        (mode="reduce-overhead": Inductor's CUDA graph trees record the call, or each partition of it, once, then
+        replay it without Python): said once per graph."""
         if graph in self.cuda_graphs or self.timing:
             return
         import torch
@@ -145,6 +152,8 @@ class LaunchRecorder:
         graph = self.graph_of(tuner, name, source)
         if self.timing:  # harvest.capture.ab_timing: the swap (when on) or Inductor's kernel, nothing recorded
             return self.timed_launch(original_run, tuner, graph, name, args, kwargs)
+        if graph in self.partitions and graph not in self.cuda_graphs:  # a partition's launches may be captured
+            self.note_cuda_graph(graph)
         if not source:  # the interpreter's functions keep no source: read the kernel from its graph's code
             source = self.log.kernel_source(graph, name)
         key = (graph, name)

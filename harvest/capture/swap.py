@@ -15,10 +15,13 @@ import functools
 import hashlib
 import inspect
 import json
+import operator
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harvest.capture.launch_shape import grid_inputs
 from harvest.capture.launcher import DirectLaunch, direct_launch_unavailable
 from harvest.imports import import_file
 
@@ -35,7 +38,8 @@ class KernelSwaps:
         self.modules: dict[str, Any] = {}
         # (graph, kernel) -> (Inductor's launch parameters, the module's launch(), which of their values launch() takes
         # in its order, the DirectLaunch of the module's kernel or None)
-        self.bound: dict[tuple[int, str], tuple[list[str], Callable[..., Any], list[int], DirectLaunch | None]] = {}
+        # (graph, kernel) -> (Inductor's launch parameters, what launches the module's kernel on Inductor's arguments)
+        self.bound: dict[tuple[int, str], tuple[list[str], SwappedKernel]] = {}
         self.unavailable: dict[str, str] = {}  # module path -> why its kernel is launched through Triton's JIT
         self.direct: dict[str, DirectLaunch] = {}  # module path -> what launches its kernel, where it is direct
         self.enabled = True  # off: Inductor's own kernels run (the timing's A side, harvest.capture.ab_timing)
@@ -54,14 +58,13 @@ class KernelSwaps:
         key = (graph, name)
         bound = self.bound.get(key)
         if bound is None or (bound[0] is not params and bound[0] != params):
-            bound = self.bound[key] = (params, *self._bind(graph, name, swap, params))
-        _, launch, order, direct = bound
-        if direct is not None:
-            direct.given_stream = stream
-        return functools.partial(launch, *[args[index] for index in order])
+            bound = self.bound[key] = (params, self._bind(graph, name, swap, params))
+        swapped = bound[1]
+        if swapped.direct is not None:
+            swapped.direct.given_stream = stream
+        return functools.partial(swapped, args)
 
-    def _bind(self, graph: int, name: str, swap: dict, params: list[str]
-              ) -> tuple[Callable[..., Any], list[int], DirectLaunch | None]:
+    def _bind(self, graph: int, name: str, swap: dict, params: list[str]) -> SwappedKernel:
         """Once per swapped kernel (and launch parameter list): the source check, the module imported, and which of
         Inductor's launch arguments the module's launch() takes, in its order."""
         if source_sha(self.log.kernel_source(graph, name)) != swap["source_sha"]:
@@ -79,37 +82,49 @@ class KernelSwaps:
                 raise SwapRefused(f"{swap['module']}: no argument {inductor} in Inductor's launch")
             where[mine] = params.index(inductor)
         # launch()'s parameters in its own order (those after them keep their defaults: config=CONFIG)
-        mine_in_order = list(inspect.signature(module.launch).parameters)[: len(where)]
+        signature = inspect.signature(module.launch)
+        mine_in_order = list(signature.parameters)[: len(where)]
         if sorted(mine_in_order) != sorted(where):
             raise SwapRefused(f"{swap['module']}: launch() does not take {', '.join(sorted(where))} first")
-        told = False
-
-        def launch(*values: Any) -> None:
-            nonlocal told
+        direct = self.direct.get(swap["module"])
+        grid_reads = None
+        if direct is not None and list(signature.parameters) == [*mine_in_order, "config"]:
             try:
-                module.launch(*values)
-            except Exception as exc:  # the edit does not compile or does not run: Triton's own error, one line
-                message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
+                grid_reads = grid_inputs(textwrap.dedent(inspect.getsource(module.launch)), str(swap.get("module_kernel")))
+            except (OSError, TypeError):  # no source to read: launch() is called at every launch
+                grid_reads = None
+        config = signature.parameters["config"].default if grid_reads is not None else None
+
+        def launched(error: str = "") -> None:
+            if error:
                 self.log.write({"event": "swap_failed", "graph": graph, "kernel": name, "module": swap["module"],
-                                "error": f"{type(exc).__name__}: {message}"})
-                raise SwapRefused(f"{swap['module']}: {type(exc).__name__}: {message}") from exc
-            if not told:
-                told = True
+                                "error": error})
+            else:
                 self.log.write({"event": "swapped", "graph": graph, "kernel": name, "module": swap["module"],
                                 "launch": self.launch_path(swap)})
 
-        return launch, [where[mine] for mine in mine_in_order], self.direct.get(swap["module"])
+        return SwappedKernel(swap["module"], module.launch, [where[mine] for mine in mine_in_order], direct, launched,
+                             None if grid_reads is None else tuple(mine_in_order.index(p) for p in grid_reads), config)
 
     def fell_back(self, path: str, why: str) -> None:
         """A module whose direct launch was given up mid-run: the run's launch line says so (the last word wins)."""
         self.unavailable[path] = why
         self.log.write({"event": "swapped", "module": path, "graph": None, "kernel": None, "launch": f"jit: {why}"})
 
+    def static_refused(self, path: str, why: str) -> None:
+        """A module whose kernel the static launcher refused mid-run (Triton's compiled launcher launches it now)."""
+        self.log.write({"event": "swapped", "module": path, "graph": None, "kernel": None, "launch": f"direct: {why}"})
+
     def launch_path(self, swap: dict) -> str:
-        """How the module's kernel is launched: "direct" (its compiled kernel, as Inductor's launcher does) or
-        "jit: <why>" (through Triton's JIT at every launch)."""
+        """How the module's kernel is launched: "static" (its compiled kernel by torch's static CUDA launcher, as
+        Inductor launches its own), "direct: <why not static>" (by Triton's compiled launcher) or "jit: <why>"
+        (through Triton's JIT at every launch)."""
         why = self.unavailable.get(swap["module"], "")
-        return f"jit: {why}" if why else "direct"
+        if why:
+            return f"jit: {why}"
+        direct = self.direct.get(swap["module"])
+        not_static = direct.static_why if direct is not None else None
+        return "static" if not_static == "" else f"direct: {not_static}" if not_static else "direct"
 
     def owns(self, path: str) -> bool:
         """Whether a kernel defined in `path` is one of the swapped modules' (not a user's kernel)."""
@@ -126,14 +141,55 @@ class KernelSwaps:
                 raise SwapRefused(f"{path}: {type(exc).__name__}: {message}") from exc
             self.modules[path] = module
             self.unavailable[path] = _launch_directly(module, str(swap.get("module_kernel") or ""),
-                                                      lambda why, path=path: self.fell_back(path, why))
+                                                      lambda why, path=path: self.fell_back(path, why),
+                                                      lambda why, path=path: self.static_refused(path, why))
             launcher = getattr(module, str(swap.get("module_kernel") or ""), None)
             if isinstance(launcher, DirectLaunch):
                 self.direct[path] = launcher
         return self.modules[path]
 
 
-def _launch_directly(module: Any, kernel: str, on_fallback: Callable[[str], None]) -> str:
+class SwappedKernel:
+    """A swapped kernel of one graph: called with Inductor's launch arguments, it launches the module's kernel on
+    them. Through the module's launch() at the first launch; after it, where launch() is of the shape harvest writes
+    (harvest.capture.launch_shape) and its grid read integers only, the compiled kernel is launched on the grid that
+    launch() gave, for arguments of that specialization and those integers (DirectLaunch.fast checks both), and
+    launch() itself is called for any others."""
+
+    def __init__(self, module: str, launch: Callable[..., Any], order: list[int], direct: DirectLaunch | None,
+                 launched: Callable[[str], None], grid_reads: tuple[int, ...] | None, config: Any) -> None:
+        self.module = module  # the module's path
+        self.launch = launch  # its launch()
+        self.pick = (operator.itemgetter(*order) if len(order) > 1 else
+                     (lambda args, i=order[0]: (args[i],)) if order else (lambda args: ()))
+        self.direct = direct
+        self.launched = launched  # told "" after the first launch, or the error that stopped one
+        self.grid_reads = grid_reads  # the positions of launch()'s arguments its grid reads; None: not of the shape
+        self.config = config
+        self.grid: Any = None  # the grid launch() gave, once the compiled kernel is launched without it
+        self.told = False
+
+    def __call__(self, args: tuple) -> None:
+        values = self.pick(args)
+        if self.grid is not None and self.direct.fast(self.grid, values, self.config):  # type: ignore[union-attr]
+            return
+        try:
+            self.launch(*values)
+        except Exception as exc:  # the edit does not compile or does not run: Triton's own error, one line
+            message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)
+            self.launched(f"{type(exc).__name__}: {message}")
+            raise SwapRefused(f"{self.module}: {type(exc).__name__}: {message}") from exc
+        if not self.told:
+            self.told = True
+            self.launched("")
+            direct = self.direct
+            if (direct is not None and self.grid_reads is not None and direct.fast_grid is not None
+                    and all(type(values[i]) is int for i in self.grid_reads)):
+                self.grid = direct.fast_grid
+
+
+def _launch_directly(module: Any, kernel: str, on_fallback: Callable[[str], None],
+                     on_static_refused: Callable[[str], None]) -> str:
     """Put a DirectLaunch in place of the module's kernel, which its launch() launches: "" when done, else why not."""
     why = direct_launch_unavailable()
     if why:
@@ -141,7 +197,7 @@ def _launch_directly(module: Any, kernel: str, on_fallback: Callable[[str], None
     fn = getattr(module, kernel, None)
     if not (hasattr(fn, "run") and hasattr(fn, "params") and hasattr(fn, "fn")):
         return f"{kernel} is not a @triton.jit function of the module (an autotuner or another wrapper launches it)"
-    setattr(module, kernel, DirectLaunch(fn, on_fallback=on_fallback))
+    setattr(module, kernel, DirectLaunch(fn, on_fallback=on_fallback, on_static_refused=on_static_refused))
     return ""
 
 

@@ -51,7 +51,7 @@ class RunResult:
     seconds: tuple[float, float] = (0.0, 0.0)
     target_failed: str = ""  # the target's own failure with the edited kernels (its check of its results, say)
     timing: dict = field(default_factory=dict)  # harvest.capture.ab_timing's figures (GPU), or {"error": why not}
-    launch_paths: dict[str, str] = field(default_factory=dict)  # module -> "direct" | "jit: why" (capture.launcher)
+    launch_paths: dict[str, str] = field(default_factory=dict)  # module -> "static" | "direct[: why]" | "jit: why" (capture.launcher)
     cuda_graphs: tuple[str, ...] = ()  # graphs the run with the edits captured into CUDA graphs (reduce-overhead)
 
     @property
@@ -126,12 +126,19 @@ def _module_path(paths: dict[str, str], swap: Swap, extraction: Path) -> str:
 
 def launch_line(result: RunResult) -> str:
     """One line: how the edited kernels were launched, and whether inside CUDA graphs."""
-    why = sorted({p.removeprefix("jit: ") for p in result.launch_paths.values() if p.startswith("jit: ")})
+    paths = list(result.launch_paths.values())
+    why = sorted({p.removeprefix("jit: ") for p in paths if p.startswith("jit: ")})
+    not_static = sorted({p.removeprefix("direct: ") for p in paths if p.startswith("direct: ")})
+    compiled = "Launch path: each edited kernel compiled once per specialization and launched"
     if why:
         line = f"Launch path: through Triton's JIT at every launch ({'; '.join(why)})."
-    elif result.launch_paths and all(p == "direct" for p in result.launch_paths.values()):
-        line = ("Launch path: each edited kernel compiled once per specialization and its launcher called directly, "
-                "as Inductor's launcher does (harvest.capture.launcher).")
+    elif paths and all(p == "static" for p in paths):
+        line = (f"{compiled} by torch's static CUDA launcher, as Inductor launches its own (harvest.capture.launcher).")
+    elif paths and all(p == "static" or p.startswith("direct") for p in paths):
+        static = sum(p == "static" for p in paths)
+        line = (f"{compiled} by Triton's compiled launcher, not through the JIT (harvest.capture.launcher)"
+                + (f"; {static} of {len(paths)} by torch's static CUDA launcher, as Inductor launches its own" if static else "")
+                + (f"; not by the static launcher: {'; '.join(not_static)}" if not_static else "") + ".")
     else:
         line = ""
     if result.cuda_graphs:
