@@ -96,7 +96,7 @@ class ModulePlan:
     arguments_origin: str
     storages: tuple[Storage, ...]
     written_only: tuple[str, ...]  # tensor arguments the kernel only writes (made-up inputs leave them zeroed)
-    workspaces: tuple[str, ...]  # Inductor's scratch workspaces: zeroed before every launch, no output of the graph
+    workspaces: tuple[str, ...]  # the scratch workspaces Inductor's wrapper zeroes: zeroed before every launch
     # launch options besides the config: a cooperative reduction's programs must all run at once (its grid barrier)
     launch_options: tuple[str, ...]
     # the oracles
@@ -121,11 +121,12 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         written_storages = {i for i, s in enumerate(recorded.storages) if s.written}
         extra = [a.param for a in recorded.args if a.view is not None and a.view.storage in written_storages]
         outputs = tuple(p for p in kernel.params if p in outputs or p in extra)
-    # A workspace (a split scan's carries and flags, a cooperative reduction's partials and semaphores) holds no value
-    # of the graph and must start zeroed, as Inductor's wrapper zeroes it: no output, made up as zeros. Without a
-    # recorded graph, Inductor's names for its workspace arguments tell them.
+    # A workspace (a split scan's carries and flags, a reduction's partials, semaphores) holds no value of the graph: no
+    # output, made up as zeros (Inductor's names tell them without a recorded graph). launch() zeroes those Inductor's
+    # wrapper zeroes: a split scan's, the semaphores (partials are written before they are read).
     workspaces = tuple(p for p in kernel.params if p in ctx.reference.scratch
                        or WORKSPACE_PARAMS.get(p) == kernel.signature.get(p))
+    zeroed = [p for p in workspaces if kernel.kind == "split_scan" or kernel.signature.get(p) == WORKSPACE_PARAMS["sem_ptr"]]
     outputs = tuple(p for p in outputs if p not in workspaces)
     write_only = tuple(dict.fromkeys((*write_only, *workspaces)))
     record_path = f"../raw/{ctx.raw_dir or ctx.graph.name}/records/{recorded.data}" if recorded is not None and recorded.data else None
@@ -194,7 +195,7 @@ def plan_module(ctx: ModuleContext) -> ModulePlan:
         arguments_origin=origin,
         storages=planned.storages,
         written_only=tuple(rename.get(p, p) for p in write_only),
-        workspaces=tuple(rename.get(p, p) for p in workspaces),
+        workspaces=tuple(rename.get(p, p) for p in zeroed),
         launch_options=("launch_cooperative_grid=True",) if kernel.triton_meta.get("launch_cooperative_grid") else (),
         outputs=tuple(rename.get(p, p) for p in outputs),
         record_path=record_path,

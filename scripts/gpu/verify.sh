@@ -22,6 +22,8 @@
 #                                                Beside it: tests/targets/zoo_misses.py captured on the GPU (its raw/,
 #                                                the launch data left out: a test fixture). ZOO="a.py b.py": those
 #                                                zoo models extracted beside the others, checked after the timings.
+#                                                ONLY="small_model square_square reduce_overhead train zoo_misses":
+#                                                those steps alone (the default: all).
 #   OUT=$OUT bash scripts/gpu/verify.sh zoo      the model zoo on the GPU (issue 45): examples/zoo/ (what this
 #                                                machine's packages build; ZOO="a.py b.py" to choose) through
 #                                                scripts/model_matrix.py --device cuda, every module --check'ed.
@@ -126,29 +128,33 @@ if [ "$section" = launch ]; then
   for c in $(seq 0 $((chains - 1))); do
     ( ZOO="$(echo ${ZOO:-} | tr ' ' '\n' | awk -v c="$c" -v n="$chains" 'NF && (NR - 1) % n == c')" zoo_extract ) & pids+=($!)
   done
-  extract examples/small_model.py small_model & pids+=($!)
-  extract examples/square_square.py square_square & pids+=($!)
+  want() { case " ${ONLY:-small_model square_square reduce_overhead train zoo_misses} " in *" $1 "*) return 0 ;; esac; return 1; }
+  want small_model && { extract examples/small_model.py small_model & pids+=($!); }
+  want square_square && { extract examples/square_square.py square_square & pids+=($!); }
   # a transformer's training step for the unedited swap: TRAIN_STEP (default transformer_encoder), or one of $ZOO
   train=${TRAIN_STEP:-examples/models/transformer_encoder.py}
   train_name=$(basename "$train" .py)
   case " ${ZOO:-} " in
     *" $train "*) train_dir=zoo/$train_name ;;
-    *) train_dir=$train_name; extract "$train" "$train_name" & pids+=($!) ;;
+    *) train_dir=$train_name; want train && { extract "$train" "$train_name" & pids+=($!); } ;;
   esac
-  extract examples/models/reduce_overhead.py reduce_overhead & pids+=($!)
-  extract tests/targets/zoo_misses.py zoo_misses & pids+=($!)
+  want reduce_overhead && { extract examples/models/reduce_overhead.py reduce_overhead & pids+=($!); }
+  want zoo_misses && { extract tests/targets/zoo_misses.py zoo_misses & pids+=($!); }
   wait "${pids[@]}"  # (the zoo's extractions too: the timings below want the machine to themselves)
-  run_with small_model examples/small_model.py -k '*'
-  for m in "$X"/small_model/g0_forward/softmax_kernel.py "$X"/small_model/g1_backward/softmax_bwd_kernel.py; do
-    sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
-  done
-  run_with small_model examples/small_model.py --rtol 1e-4 --atol 1e-4
-  run_with square_square examples/square_square.py -k '*'
-  # reduce-overhead: the softmax kernel (the last of the forward graph) at another num_warps
-  edited=$(ls "$X"/reduce_overhead/g0_inference/*softmax*.py 2>/dev/null | head -1)
-  [ -n "$edited" ] && sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$edited" && echo "edited ${edited#$X/}: num_warps 8"
-  run_with reduce_overhead examples/models/reduce_overhead.py --rtol 1e-4 --atol 1e-4
-  run_with "$train_dir" "$train" -k '*'
+  if want small_model; then
+    run_with small_model examples/small_model.py -k '*'
+    for m in "$X"/small_model/g0_forward/softmax_kernel.py "$X"/small_model/g1_backward/softmax_bwd_kernel.py; do
+      sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$m"
+    done
+    run_with small_model examples/small_model.py --rtol 1e-4 --atol 1e-4
+  fi
+  want square_square && run_with square_square examples/square_square.py -k '*'
+  if want reduce_overhead; then  # the softmax kernel (the last of the forward graph) at another num_warps
+    edited=$(ls "$X"/reduce_overhead/g0_inference/*softmax*.py 2>/dev/null | head -1)
+    [ -n "$edited" ] && sed -i "0,/'num_warps': [0-9]*/s//'num_warps': 8/" "$edited" && echo "edited ${edited#$X/}: num_warps 8"
+    run_with reduce_overhead examples/models/reduce_overhead.py --rtol 1e-4 --atol 1e-4
+  fi
+  want train && run_with "$train_dir" "$train" -k '*'
   pack
   # the GPU capture of zoo_misses, its launch data left out: a fixture for tests/test_reference_zoo.py
   [ -d "$X/zoo_misses/raw" ] && (cd "$X/zoo_misses" && tar czf "$OUT/zoo_misses_raw.tgz" --exclude records raw manifest.json)
