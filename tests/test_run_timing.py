@@ -237,3 +237,28 @@ def test_without_saved_data_the_first_changed_kernel_is_found_by_its_checksums(t
     found = first_changed_kernel(tmp_path / "a", tmp_path / "b", order, {0: "g0_inference"}, (swap,), (before, after))
     assert found == "g0_inference/triton_poi_fused_1 (g0_inference/k.py)"
     assert first_changed_kernel(tmp_path / "a", tmp_path / "b", order, {0: "g0_inference"}, (swap,), (before, before)) == ""
+
+
+def test_a_first_changed_kernel_that_sums_by_atomic_adds_is_said_so(tmp_path):
+    """An unedited kernel whose atomic adds sum in launch order differs between two runs on a GPU (BERT's embedding
+    backward on an H100): the culprit line says that order is why, not an edit."""
+    from harvest.run.command import atomic_kernels
+
+    wrapper = ("triton_poi_fused_embedding_dense_backward_0 = async_compile.triton('triton_poi_fused_0', '''\n"
+               "def triton_poi_fused_0(in_ptr0, out_ptr0):\n    tl.atomic_add(out_ptr0, tl.load(in_ptr0), sem='relaxed')\n"
+               "''', device_str='cuda')\n"
+               "triton_poi_fused_add_1 = async_compile.triton('triton_poi_fused_add_1', '''\n"
+               "def triton_poi_fused_add_1(in_ptr0, out_ptr0):\n    tl.store(out_ptr0, tl.load(in_ptr0) + 1)\n"
+               "''', device_str='cuda')\n")
+    atomic = atomic_kernels({"g1_backward": wrapper}, {"g1_backward": 1})
+    assert atomic == {(1, "triton_poi_fused_embedding_dense_backward_0")}
+    for run, value in (("a", 1.0), ("b", 1.0000001)):
+        (tmp_path / run / "1").mkdir(parents=True)
+        torch.save({"after": [torch.tensor([value])]}, tmp_path / run / "1" / "triton_poi_fused_embedding_dense_backward_0.pt")
+    swap = Swap("g1_backward", 1, "triton_poi_fused_embedding_dense_backward_0", "g1_backward/embedding_kernel.py",
+                False, "0" * 16, ())
+    found = first_changed_kernel(tmp_path / "a", tmp_path / "b", {1: ("triton_poi_fused_embedding_dense_backward_0",)},
+                                 {1: "g1_backward"}, (swap,), atomic=atomic)
+    assert found == ("g1_backward/triton_poi_fused_embedding_dense_backward_0 (g1_backward/embedding_kernel.py); its "
+                     "atomic adds sum in the order the GPU runs them, another each run, and it is not edited: the "
+                     "difference is that order's (--rtol/--atol accept it)")

@@ -13,12 +13,14 @@ nothing else in the extraction is touched.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harvest.capture.runner import RunOutcome, run_target
+from harvest.capture.swap import kernel_text
 from harvest.errors import Interrupted, ResultsDiffer, SwapError, TargetError, TimeoutError_, UsageError
 from harvest.report import read_manifest, render_report
 from harvest.run.plan import Swap, plan_swaps
@@ -104,7 +106,8 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
         first = next((c for c in checks if c.verdict == "differs"), None)
         culprit = first_changed_kernel(work / "inductor-records", work / "edited-records",
                                        runs["edited"].launch_order, names_of, swaps,
-                                       (checksums(runs["inductor"]), checksums(runs["edited"]))) if first or failed else ""
+                                       (checksums(runs["inductor"]), checksums(runs["edited"])),
+                                       atomic_kernels(wrappers, indices)) if first or failed else ""
         times = _read_timing(work / "timing.json", device, timing, failed)
     number, directory = _next_run(extraction)
     events = runs["edited"].swap_events
@@ -259,9 +262,10 @@ def checksums(outcome: RunOutcome) -> dict[tuple[int, str], tuple[int, ...]]:
 
 def first_changed_kernel(before: Path, after: Path, order: dict[int, tuple[str, ...]], graph_names: dict[int, str],
                          swaps: tuple[Swap, ...],
-                         sums: tuple[dict, dict] = ({}, {})) -> str:
+                         sums: tuple[dict, dict] = ({}, {}), atomic: frozenset[tuple[int, str]] = frozenset()) -> str:
     """The first kernel, in launch order, whose recorded outputs differ between the two runs ("" when none does):
-    its saved data when both runs saved it, else the checksums of its storages after the launch."""
+    its saved data when both runs saved it, else the checksums of its storages after the launch. `atomic`: the
+    (graph, kernel)s whose sums are atomic adds, made in the order the GPU runs them (another each run)."""
     import torch
 
     modules = {(s.graph_index, s.kernel): s.module for s in swaps}
@@ -278,8 +282,24 @@ def first_changed_kernel(before: Path, after: Path, order: dict[int, tuple[str, 
                 continue
             if not same:
                 module = modules.get((graph, kernel))
-                return f"{graph_names.get(graph, graph)}/{kernel}" + (f" ({module})" if module else " (not edited)")
+                edited = any(s.edited for s in swaps if (s.graph_index, s.kernel) == (graph, kernel))
+                note = ""
+                if (graph, kernel) in atomic:
+                    note = ("; its atomic adds sum in the order the GPU runs them, another each run" +
+                            (": part of the difference may be that order's" if edited else
+                             ", and it is not edited: the difference is that order's (--rtol/--atol accept it)"))
+                return f"{graph_names.get(graph, graph)}/{kernel}" + (f" ({module})" if module else " (not edited)") + note
     return ""
+
+
+def atomic_kernels(wrappers: dict[str, str], indices: dict[str, int]) -> frozenset[tuple[int, str]]:
+    """(graph, kernel) of every Triton kernel whose source, as the graph's wrapper holds it, calls tl.atomic_*."""
+    found = set()
+    for graph, wrapper in wrappers.items():
+        for name in set(re.findall(r"^(\w+) = async_compile\.triton\(", wrapper, re.M)):
+            if "tl.atomic_" in kernel_text(wrapper, name) and graph in indices:
+                found.add((indices[graph], name))
+    return frozenset(found)
 
 
 def _next_run(extraction: Path) -> tuple[int, Path]:
