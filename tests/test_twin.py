@@ -706,10 +706,10 @@ def test_twin_variants_write_the_twins_again_with_a_choice_changed_and_list_thos
 
 
 def test_twin_choices_are_data_changed_by_name_with_todays_values_as_the_defaults():
-    """TwinChoices: the defaults are the twins as timed (the five untimed variants off); `changed` takes the
+    """TwinChoices: the defaults are the twins as timed (the variants still to weigh off); `changed` takes the
     VARIANTS form, an int per choice (0 or 1 for a yes-or-no one), and refuses a name or value it does not have."""
     choices = TwinChoices()
-    assert (choices.warp_row_limit, choices.loop_copies, choices.column_rows_per_lane, choices.split_block_threads) == (1024, 4, 1, 0)
+    assert (choices.warp_row_limit, choices.loop_copies, choices.split_block_threads) == (1024, 4, 0)
     assert not (choices.split_warps_ungrouped or choices.split_looped_rows or choices.constant_row_block)
     changed = choices.changed("split_looped_rows=1,loop_copies=2")
     assert changed == TwinChoices(split_looped_rows=True, loop_copies=2) and changed.split_looped_rows is True
@@ -718,30 +718,6 @@ def test_twin_choices_are_data_changed_by_name_with_todays_values_as_the_default
                       ("constant_row_block=2", "constant_row_block is 0 or 1"), ("max_chunks=-1", "an integer, 0 or more")]:
         with pytest.raises(UsageError, match=re.escape(said)):
             choices.changed(bad)
-
-
-@pytest.fixture(scope="module")
-def graph_break_h200(tmp_path_factory) -> Path:
-    """graph_break_recompile's first H200 graph read as an artifact: a column sum over 128 rows 2048 floats apart."""
-    return artifact(tmp_path_factory, "graph_break_recompile/g0_forward")
-
-
-@pytest.mark.requires_nvcc
-def test_a_column_reduction_can_take_four_neighbouring_rows_a_thread_as_a_variant(graph_break_h200, tmp_path):
-    """column_rows_per_lane=4 (a variant for the device to weigh; off by default): a looped column reduction's
-    thread takes 4 neighbouring rows, reads them with one 16-byte load per column step when all 4 rows are there,
-    the column mask holds and the address is aligned, keeps one accumulator a row, and reduces each row in turn."""
-    assert "hv_first" not in twin_of(graph_break_h200, "g0_forward/sum_kernel.py").cuda  # off: the twin as timed
-    twin = twin_of(graph_break_h200, "g0_forward/sum_kernel.py", choices=TwinChoices(column_rows_per_lane=4))
-    assert "const int64_t hv_first = hv_tile + 4 * static_cast<int64_t>(threadIdx.x);" in twin.cuda
-    assert "float total_acc_copies[4] = {total_acc, total_acc, total_acc, total_acc};  // one a row" in twin.cuda
-    assert ("hv_fast_a_ptr = hv_first + 4 <= hv_rows && col_mask && "
-            "hv::aligned16(a_ptr + ((row_inner + (2048 * cols)) + (262144 * row_outer)));") in twin.cuda
-    assert "const float hv_sum = hv::column_reduce(total_acc_copies[hv_e], hv::Sum());" in twin.cuda
-    assert "if (threadIdx.y == 0 && hv_row_ok) out_ptr[rows] = total;" in twin.cuda
-    assert "<<<hv::column_blocks((hv_rows + 3) / 4), hv::column_threads(hv_rows, hv_rnumel)," in twin.launcher
-    ptx = ptx_of(twin.cuda, tmp_path)
-    assert ptx.count("ld.global.v4.u32") == 1
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,6 @@ class TwinChoices:
     # and warps per row for rows without 16-byte groups.
     split_block_threads: int = 0
     split_warps_ungrouped: bool = False
-    # A looped column reduction's thread taking this many neighbouring rows (one 16-byte load for them, as Triton does).
-    column_rows_per_lane: int = 1
     # Every looped row reduction split over blocks as a cooperative reduction's twin is (the launcher splits only rows
     # too few to fill the GPU: a one-row mean over 8 SMs' worth of blocks instead of one).
     split_looped_rows: bool = False
