@@ -355,3 +355,17 @@ def test_a_swap_whose_launch_was_edited_beyond_its_grid_calls_launch_at_every_la
     for scale in (2.0, 3.0):
         swaps.runner(0, "triton_poi_0", ["in_ptr0", "out_ptr0", "xnumel", "ks0"], (a, out, 64, scale))()
     assert swaps.bound[(0, "triton_poi_0")][1].grid is None and static.calls == [(2, 1, 1, 7, a, out, 64, 6.0)]
+
+
+def test_the_written_out_launch_takes_any_integer_triton_specializes_alike():
+    """A seed offset or a size that changes from launch to launch, and that Triton specializes alike (not 1, a
+    multiple of 16 or not, in int32), keeps the written-out launch: BERT's dropout layer norm, one launch a layer,
+    each with its own offset, went the general way after the first (twice Inductor's host time on an H100)."""
+    jit, static = JitStandIn(), StaticStandIn(kept=(0, 1, 2))
+    launcher = DirectLaunch(launch_kernels.copy_kernel, first_launch=jit, stream=lambda: 7, static=static)
+    a, out = torch.zeros(64), torch.zeros(64)
+    for n in (64, 48, 4096, 50, 1, 2**40):
+        launcher[(2,)](a, out, n, BLOCK=32)
+    assert [call[-1] for call in static.calls] == [48, 4096]  # 64 compiled by the JIT; 50, 1, 2**40: new ones
+    assert len(jit.launches) == 4 and launcher.direct_launches == 2
+    assert launcher.fast((2,), (a, out, 80), {"BLOCK": 32}) and not launcher.fast((2,), (a, out, 81), {"BLOCK": 32})

@@ -159,11 +159,20 @@ def made_keyer(args: tuple) -> Callable[..., tuple] | None:
 
 def _condition(index: int, value: Any, namespace: dict[str, Any]) -> str | None:
     """What an argument must be to take the kernel compiled for `value` at this position (the same dtype and
-    alignment, the same integer): Python text of a{index}, its constants put in `namespace`."""
+    alignment; an integer Triton specializes alike: 1 or not, a multiple of 16 or not, in int32's range or not; the
+    same bool): Python text of a{index}, its constants put in `namespace`."""
     a, kind = f"a{index}", type(value)
-    if kind is int or kind is bool:
+    if kind is bool:
         namespace[f"v{index}"] = value
-        return f"type({a}) is {kind.__name__} and {a} == v{index}"
+        return f"type({a}) is bool and {a} == v{index}"
+    if kind is int:
+        if value == 1:
+            return f"type({a}) is int and {a} == 1"
+        if not -(2**31) <= value < 2**31:
+            namespace[f"v{index}"] = value
+            return f"type({a}) is int and {a} == v{index}"  # (a 64-bit integer: rare, taken only as it is)
+        return (f"type({a}) is int and {a} != 1 and {a} % 16 {'==' if value % 16 == 0 else '!='} 0 "
+                f"and -2147483648 <= {a} < 2147483648")
     if kind is float:
         return f"type({a}) is float"
     if value is None:
@@ -297,6 +306,7 @@ class DirectLaunch:
     fast = launch_generally  # the first specialization's launch, written out once it is compiled (made_fast_path):
     # True when it launched; False sends the launch the general way
     fast_grid: tuple | None = None  # the grid of the launch `fast` was written for (a tuple grid's)
+    fast_args: tuple = ()  # and its positional arguments
 
     def plan(self, count: int, keywords: tuple[str, ...]) -> CallPlan | None:
         """How a call with `count` positional arguments and these keywords binds, or None when it does not (the JIT
@@ -368,7 +378,7 @@ class DirectLaunch:
                 if shape not in self.keyers:
                     self.keyers[shape] = made_keyer(args)
                 if len(self.compiled) == 1 and (fast := made_fast_path(self, args, kwargs, plan, compiled)) is not None:
-                    self.fast, self.fast_grid = fast, grid if type(grid) is tuple else None
+                    self.fast, self.fast_grid, self.fast_args = fast, grid if type(grid) is tuple else None, args
             return kernel
         compiled, kernel = kernel, kernel.kernel
         values = (*args, *(default if index is None else given[index] for index, default in plan.after))

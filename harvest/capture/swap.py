@@ -167,11 +167,13 @@ class SwappedKernel:
         self.grid_reads = grid_reads  # the positions of launch()'s arguments its grid reads; None: not of the shape
         self.config = config
         self.grid: Any = None  # the grid launch() gave, once the compiled kernel is launched without it
+        self.grid_of: Any = None  # the integers it gave it for (launch()'s arguments at grid_reads)
         self.told = False
 
     def __call__(self, args: tuple) -> None:
         values = self.pick(args)
-        if self.grid is not None and self.direct.fast(self.grid, values, self.config):  # type: ignore[union-attr]
+        if (self.grid is not None and tuple(values[i] for i in self.grid_reads) == self.grid_of  # type: ignore[union-attr]
+                and self.direct.fast(self.grid, values, self.config)):  # type: ignore[union-attr]
             return
         try:
             self.launch(*values)
@@ -183,9 +185,10 @@ class SwappedKernel:
             self.told = True
             self.launched("")
             direct = self.direct
-            if (direct is not None and self.grid_reads is not None and direct.fast_grid is not None
-                    and all(type(values[i]) is int for i in self.grid_reads)):
-                self.grid = direct.fast_grid
+            if direct is not None and self.grid_reads is not None and direct.fast_grid is not None:
+                made_for = direct.fast_args  # launch()'s arguments, passed on in its order (launch_shape)
+                if all(i < len(made_for) and type(made_for[i]) is int for i in self.grid_reads):
+                    self.grid, self.grid_of = direct.fast_grid, tuple(made_for[i] for i in self.grid_reads)
 
 
 def _launch_directly(module: Any, kernel: str, on_fallback: Callable[[str], None],
