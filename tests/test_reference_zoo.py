@@ -320,6 +320,26 @@ def test_the_gpu_zoo_models_have_a_full_reference_for_every_kernel(gpu_zoo_model
         assert manifest["references"] == {"full": count, "partial": 0, "none": 0, "from_recorded_graph": count}, name
 
 
+def test_a_tiled_cast_whose_y_axis_may_overflow_into_z_gets_a_twin(gpu_zoo_models):
+    """resnet18's fp16 casts to channels-last are 2D tiles whose y offset Inductor writes as program_id(1) +
+    program_id(2) * num_programs(1) (its y grid stops at 65535 programs). Where the launch's z is 1 the twin takes
+    the offset as program_id(1)'s, as any 2D tile's (the CPU capture's three pass --check --emulate); they had no
+    twin ("uses tl.program_id outside the block-offset pattern")."""
+    from harvest.twin import read_module, translate
+
+    manifest, out = gpu_zoo_models["resnet18_amp"]
+    tiled = [k for k in kernels(manifest) if k["module"] and "tl.program_id(2) * tl.num_programs(1)" in (out / k["module"]).read_text()]
+    assert len(tiled) == 3
+    for kernel in tiled:
+        text = (out / kernel["module"]).read_text()
+        twin = translate(read_module(text, kernel["module"]))
+        assert twin.shape == "pointwise" and "hv::tile_blocks(hv_fast, hv_slow)" in twin.launcher, kernel["module"]
+    overflowing = text.replace("grid = (", "grid = (2, ", 1).replace(", 1)\n", ")\n", 1)  # a z of 2
+    assert overflowing != text
+    with pytest.raises(Exception, match="overflows into z"):
+        translate(read_module(overflowing, tiled[-1]["module"]))
+
+
 def test_a_middle_stage_of_a_split_welford_is_checked_against_the_partials_it_reads_combined(gpu_zoo_models):
     """The middle of three levels reads each chunk's mean, m2 and weight (1024 a channel) and stores them for 8
     chunks. Its reference combines what it reads, and the check combines what it stores, into the same mean, m2 and

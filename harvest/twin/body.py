@@ -34,6 +34,10 @@ def find_axes(facts: ModuleFacts) -> Axes:
             continue
         name, value = stmt.targets[0].id, stmt.value
         axis = program_offset(value)
+        if axis is None and overflow_offset(value):  # Inductor's y axis continued in z: a program is y + z * ny
+            if len(facts.grid) < 3 or facts.grid[2] is not None:
+                raise NoTwin("a 2D tile grid whose y axis overflows into z (grid z > 1): not translated")
+            axis = 1  # the launch's z is 1: the offset is program_id(1) * BLOCK
         if axis is not None:
             axes.offsets[name] = axis
             if isinstance(value.right, ast.Name):
@@ -51,6 +55,8 @@ def find_axes(facts: ModuleFacts) -> Axes:
             axes.reduction_base, axes.reduction_block = name, block
     for stmt in facts.body:
         for node in ast.walk(stmt):
+            if _inside_offset(stmt, axes):
+                break  # a block offset's statement: the twin computes the offset its own way
             if isinstance(node, ast.Call) and dotted(node.func) in ("tl.num_programs", "tl.make_block_ptr", "tl.advance",
                                                                        "tl.reshape", "tl.view", "tl.trans", "tl.permute",
                                                                        "tl.dot", "tl.cumsum", "tl.reduce",
@@ -64,8 +70,11 @@ def find_axes(facts: ModuleFacts) -> Axes:
 
 def program_numels(facts: ModuleFacts, axes: Axes) -> ModuleFacts:
     """A launch with the run's literal grid (N programs) covers N * BLOCK indices along that axis; the kernel's own
-    masks keep the overshoot out, as they do in Triton."""
+    masks keep the overshoot out, as they do in Triton. (An axis of one program: BLOCK indices.)"""
     grid = list(facts.grid)
+    for axis in axes.program:
+        if axis < len(grid) and grid[axis] is None and axes.blocks.get(axis) in facts.constexprs:
+            grid[axis] = ast.Constant(facts.constexprs[axes.blocks[axis]])
     for axis, element in enumerate(grid):
         if axis in facts.counted_axes and isinstance(element, ast.Constant) and isinstance(element.value, int):
             block = axes.blocks.get(axis)
@@ -73,6 +82,14 @@ def program_numels(facts: ModuleFacts, axes: Axes) -> ModuleFacts:
                 raise NoTwin(f"the launch grid's axis {axis} is a literal {element.value} and the kernel's block size is unknown")
             grid[axis] = ast.Constant(element.value * facts.constexprs[block])
     return replace(facts, grid=tuple(grid))
+
+
+def overflow_offset(value: ast.expr) -> bool:
+    """`(tl.program_id(1) + tl.program_id(2) * tl.num_programs(1)) * BLOCK`: Inductor's y axis continued in z (its
+    grid's y is at most 65535 programs)."""
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult) and isinstance(value.right, ast.Name)):
+        return False
+    return ast.unparse(value.left).replace(" ", "") == "tl.program_id(1)+tl.program_id(2)*tl.num_programs(1)"
 
 
 def program_offset(value: ast.expr) -> int | None:
