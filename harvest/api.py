@@ -35,8 +35,19 @@ from harvest.module.shared import share_rank_kernels
 from harvest.options import ExtractOptions
 from harvest.report_html import read_report_inputs, report_texts
 from harvest.trust import remember_made_here, state_dir
-from harvest.writer import STAGING, WriteReport, copy_records, copy_tree, ensure_writable, remove_stale_raw, write_generated, write_manifest, write_raw
+from harvest.writer import (
+    STAGING,
+    WriteReport,
+    copy_records,
+    copy_tree,
+    ensure_writable,
+    remove_stale_raw,
+    write_generated,
+    write_manifest,
+    write_raw,
+)
 
+DEFAULT_OPTIONS = ExtractOptions()  # (frozen: one instance serves every call that passes none)
 Progress = Callable[[str], None]  # messages; a ProgressDisplay also takes Counts (harvest/progress.py)
 
 
@@ -53,7 +64,7 @@ class ExtractResult:
     target_log: Path | None = None  # where the run's target output is (raw/target.log); None without a run
 
 
-def extract(target: str | Path, out_dir: str | Path | None = None, options: ExtractOptions = ExtractOptions(),
+def extract(target: str | Path, out_dir: str | Path | None = None, options: ExtractOptions = DEFAULT_OPTIONS,
             on_progress: Progress = lambda message: None) -> ExtractResult:
     """Capture every Inductor graph of `target` and write one standalone module per Triton kernel.
 

@@ -143,7 +143,7 @@ def layout(flow: dict, display: dict[str, str]) -> Layout:
         for index, item in enumerate(rows[depth]):
             position[item] = float(index)
     sizes: dict[tuple, tuple[float, float, tuple[str, ...]]] = {}
-    for depth, row in rows.items():
+    for row in rows.values():
         for item in row:
             if item[0] == "node":
                 lines = node_lines(by_id[item[1]], display)

@@ -34,6 +34,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
+
 # >>> helper: promote_to_tensor
 @triton.jit
 def helper_promote_to_tensor(x):

@@ -16,6 +16,7 @@ from harvest.capture.ranks import ranks_text
 from harvest.ops import is_collective, op_short_name
 from harvest.text_output import md_cell, plural
 
+
 @dataclass(frozen=True)
 class RankRow:
     rank: int

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from harvest.text_output import clipped
 
-
 IDLE_NOTE = 0.9  # below this share of the step busy, the heading says the step is launch-bound
 NAME_WIDTH = 64  # a library kernel's name is cut there in the tables
 EXTERN = "extern"  # a device kernel of the step that is not one of Inductor's Triton kernels (cuBLAS, a copy ...)

@@ -30,7 +30,7 @@ def repeated_blocks(texts: dict[str, list[str]]) -> list[tuple[str, str, tuple[s
     seen: dict[tuple[str, ...], str] = {}
     found = []
     for path, lines in sorted(texts.items()):
-        start, end = lines.index(next(l for l in lines if l.startswith("# >>> kernel"))), lines.index("# <<< kernel")
+        start, end = lines.index(next(line for line in lines if line.startswith("# >>> kernel"))), lines.index("# <<< kernel")
         stripped = [line.strip() for line in lines[:start] + lines[end + 1 :]]
         mine = set()
         for start in range(len(stripped) - BLOCK + 1):

@@ -43,6 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from harvest.bench.child import load_kernel_module  # noqa: E402  (a module bound to its extraction's harness.py)
+
 CATEGORIES = ("pointwise", "reduction", "broadcast", "view", "dtype", "dropout")
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from conftest import CPU_FIXTURES, CUDA_FIXTURES, kernels, run_check
 from conftest import harvest as harvest_command
 
 from harvest import api
-from harvest.module import pool
 from harvest.model import Kernel
+from harvest.module import pool
 from harvest.module.arguments import FIXED_IN_BODY, launched_kernel, runtime_params
 from harvest.module.plan import unspecialized_params
 from harvest.rename import DroppedParam

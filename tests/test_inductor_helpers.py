@@ -16,11 +16,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import helper_kernels
 import pytest
 import torch
-from conftest import ROOT, harvest, kernels as manifest_kernels, run_check, tree_env
+from conftest import ROOT, harvest, run_check, tree_env
+from conftest import kernels as manifest_kernels
 
-import helper_kernels
 from harvest import helper_blocks, interpret_shim
 from harvest.ptx.text import instruction_mix, normalize_ptx
 

@@ -8,8 +8,8 @@ import pytest
 from conftest import FIXTURES
 
 from harvest.capture.target import classify, read_artifact
-from harvest.module.pool import GraphResult, finish_graph, plan_graph, render_all
 from harvest.manifest import kernel_json
+from harvest.module.pool import GraphResult, finish_graph, plan_graph, render_all
 from harvest.writer import sha256
 
 GPT2_FORWARD = FIXTURES / "torch-2.11.0+cu130_triton-3.6.0" / "models" / "gpt2" / "g0_forward.py"

@@ -9,8 +9,8 @@ from conftest import CUDA_FIXTURES
 import harvest.module.pool
 from harvest.api import extract
 from harvest.module.plan import ModulePlan, kernel_code
-from harvest.rename import RenameResult
 from harvest.module.render import render
+from harvest.rename import RenameResult
 
 
 def _code(source: str, name: str = "k") -> RenameResult:

@@ -10,7 +10,7 @@ from typing import Any
 from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, fields_json
 from harvest.fusion.flow import FlowEdge, FlowNode, count_labels, data_flow
 from harvest.fusion.kernel import KernelFusion, handle_key, kernel_fusion
-from harvest.fusion.provenance import SourceLine, provenance_artifact, handles_of, source_lines_for
+from harvest.fusion.provenance import SourceLine, handles_of, provenance_artifact, source_lines_for
 from harvest.model import Graph, Kernel
 from harvest.ops import op_short_name
 from harvest.text_output import plural

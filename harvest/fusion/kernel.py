@@ -8,7 +8,7 @@ from typing import Any
 
 from harvest.fusion.common import NODE_MAPPINGS, STACK_TRACES, UNKNOWN, fields_json, name_ops
 from harvest.fusion.counts import count_source
-from harvest.fusion.provenance import SourceLine, provenance_artifact, handles_of, source_lines_for
+from harvest.fusion.provenance import SourceLine, handles_of, provenance_artifact, source_lines_for
 from harvest.model import Graph, Kernel
 from harvest.ops import aten_target, is_op_target, op_short_name
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import functools
 import pprint
-from pathlib import Path
-
 import re
 import textwrap
+from pathlib import Path
 
 from harvest.helper_blocks import captured_torch, helpers_called, helpers_libdevice, helpers_source
 from harvest.interpret_shim import shim_source

@@ -34,12 +34,12 @@ from harvest.parse.patterns import (
     STREAM,
 )
 from harvest.parse.values import (
-    node_code,
     device_of,
     dtype_of,
     elements,
     is_block_size,
     keyword_args,
+    node_code,
     plain,
     positional_args,
     size_tuple,

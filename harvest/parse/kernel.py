@@ -27,7 +27,7 @@ from harvest.parse.patterns import (
     SOURCE_NODES_RE,
     TENSOR_TYPE_RE,
 )
-from harvest.parse.values import keyword_args, plain, positional_args, split_list, parse_tensor_meta
+from harvest.parse.values import keyword_args, parse_tensor_meta, plain, positional_args, split_list
 from harvest.syntax import is_constexpr_annotation_cst, kernel_trees
 
 

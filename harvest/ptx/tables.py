@@ -111,7 +111,7 @@ def what_differs(triton: CompiledSide, twin: CompiledSide, most: int = 4) -> lis
         if score == 0:
             continue
 
-        def counts(values: list[int]) -> str:
+        def counts(values: list[int], rows: tuple[str, ...] = rows) -> str:
             if len(rows) == 1:
                 return str(values[0])
             named = [f"{n}x {r.split()[-1] if r.startswith(('ld.global', 'st.global')) else r}" for r, n in zip(rows, values) if n]

@@ -42,11 +42,11 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
             continue
         mean, var, terms, correction = found
 
-        def of_this(buffer: str) -> bool:
+        def of_this(buffer: str, name: str = name) -> bool:
             info = buffers.get(buffer) or {}
             return not info.get("node") and name in (info.get("origins") or [])
 
-        def stores_this(param: str, buffer: str) -> bool:
+        def stores_this(param: str, buffer: str, name: str = name) -> bool:
             """A buffer of this var_mean the kernel stores into `param`: where the buffer's origins name two
             var_means (a layer norm the kernel redoes before its own), the one computed from what the value reads."""
             if not of_this(buffer):
@@ -58,7 +58,7 @@ def bind_var_mean_partials(kernel: Kernel, graph: Graph, access: Access, buffers
             reads = {n for n, bound in binding.inputs.items() if bound in loads_within(param, access)}
             return inputs_of(name, fragment, set(binding.inputs)) == reads
 
-        def scale_of(target: str) -> int:
+        def scale_of(target: str, terms: int = terms, correction: int = correction, var: str | None = var) -> int:
             return terms - correction if target == var else terms
 
         partials = [n for n in binding.inputs if n not in fragment.ops and n not in fragment.placeholders and of_this(n)]

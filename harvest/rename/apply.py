@@ -14,7 +14,15 @@ from harvest.model import FxNode
 from harvest.ops import SAME_VALUES
 from harvest.rename.context import RESERVED, DroppedParam, RenameContext, RenameResult
 from harvest.rename.gather import (
-    AXIS_NAME, COORD, LEFTOVER, LEGACY, TMP, Facts, FactGatherer, is_inductor_name, memory_facts,
+    AXIS_NAME,
+    COORD,
+    LEFTOVER,
+    LEGACY,
+    TMP,
+    FactGatherer,
+    Facts,
+    is_inductor_name,
+    memory_facts,
 )
 from harvest.rename.names import readable_kernel_name
 from harvest.rename.plan import ATEN_OF, plan_names, unique_names
