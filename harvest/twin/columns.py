@@ -2,7 +2,7 @@
 (a bias gradient summing over a batch), a block takes 32 neighbouring rows along threadIdx.x (so that loads
 coalesce) and its threadIdx.y threads stride over each row's reduced dimension; the rows' partials are combined
 through shared memory. (A variant that gave a looped one's thread 4 neighbouring rows, read by one 16-byte load a
-column step, was weighed on an H100 in session 29 and lost on 14 of its 16 twins: docs/benchmarks.md.)"""
+column step, was weighed on an H100 in session 29 and lost on 15 of its 16 twins: docs/benchmarks.md.)"""
 
 from __future__ import annotations
 
