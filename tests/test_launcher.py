@@ -369,3 +369,24 @@ def test_the_written_out_launch_takes_any_integer_triton_specializes_alike():
     assert [call[-1] for call in static.calls] == [48, 4096]  # 64 compiled by the JIT; 50, 1, 2**40: new ones
     assert len(jit.launches) == 4 and launcher.direct_launches == 2
     assert launcher.fast((2,), (a, out, 80), {"BLOCK": 32}) and not launcher.fast((2,), (a, out, 81), {"BLOCK": 32})
+
+
+def test_a_launch_that_fails_on_the_device_stops_the_run_in_one_line_also_when_launch_is_bypassed(tmp_path, monkeypatch):
+    from harvest.capture.swap import SwapRefused
+
+    swaps, _, static, log = swaps_of(tmp_path, monkeypatch, SWAPPED_MODULE)
+    a, out = torch.zeros(64), torch.zeros(64)
+    params = ["in_ptr0", "out_ptr0", "xnumel", "ks0"]
+    for scale in (2.0, 3.0):
+        swaps.runner(0, "triton_poi_0", params, (a, out, 64, scale))()
+    assert swaps.bound[(0, "triton_poi_0")][1].grid == (2,)  # launch() bypassed from here on
+
+    def failing(*args):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be ...")
+
+    static.run = failing
+    swaps.bound[(0, "triton_poi_0")][1].direct.compiled = {}  # (the written-out launch holds the old run)
+    swaps.bound[(0, "triton_poi_0")][1].direct.fast = lambda grid, args, kwargs: failing()
+    with pytest.raises(SwapRefused, match=r"module.py: RuntimeError: CUDA error: an illegal memory access was encountered$"):
+        swaps.runner(0, "triton_poi_0", params, (a, out, 64, 4.0))()
+    assert log.events[-1]["event"] == "swap_failed"

@@ -250,7 +250,9 @@ def test_a_first_changed_kernel_that_sums_by_atomic_adds_is_said_so(tmp_path):
                "triton_poi_fused_add_1 = async_compile.triton('triton_poi_fused_add_1', '''\n"
                "def triton_poi_fused_add_1(in_ptr0, out_ptr0):\n    tl.store(out_ptr0, tl.load(in_ptr0) + 1)\n"
                "''', device_str='cuda')\n")
-    atomic = atomic_kernels({"g1_backward": wrapper}, {"g1_backward": 1})
+    manifest = {"graphs": [{"name": "g1_backward", "kernels": [{"name": "triton_poi_fused_embedding_dense_backward_0"},
+                                                              {"name": "triton_poi_fused_add_1"}]}]}
+    atomic = atomic_kernels(manifest, {"g1_backward": wrapper}, {"g1_backward": 1})
     assert atomic == {(1, "triton_poi_fused_embedding_dense_backward_0")}
     for run, value in (("a", 1.0), ("b", 1.0000001)):
         (tmp_path / run / "1").mkdir(parents=True)

@@ -416,12 +416,13 @@ class DirectLaunch:
     def launched_by(self, kernel: Any) -> Compiled:
         """What launches a newly compiled kernel: torch's static launcher where it takes the kernel, else Triton's
         compiled launcher (static_why says why; a launcher once refused is not tried again)."""
-        found = self.static(kernel) if not self.static_why else self.static_why
-        if isinstance(found, str):
-            self.static_why = self.static_why or found
+        if self.static_why:  # refused once: not tried again
             return Compiled(kernel)
-        if self.static_why is None:
-            self.static_why = ""
+        found = self.static(kernel)
+        if isinstance(found, str):
+            self.static_why = found
+            return Compiled(kernel)
+        self.static_why = ""
         return Compiled(kernel, *found)
 
     @staticmethod

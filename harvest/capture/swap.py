@@ -172,10 +172,10 @@ class SwappedKernel:
 
     def __call__(self, args: tuple) -> None:
         values = self.pick(args)
-        if (self.grid is not None and tuple(values[i] for i in self.grid_reads) == self.grid_of  # type: ignore[union-attr]
-                and self.direct.fast(self.grid, values, self.config)):  # type: ignore[union-attr]
-            return
         try:
+            if (self.grid is not None and tuple(values[i] for i in self.grid_reads) == self.grid_of  # type: ignore[union-attr]
+                    and self.direct.fast(self.grid, values, self.config)):  # type: ignore[union-attr]
+                return
             self.launch(*values)
         except Exception as exc:  # the edit does not compile or does not run: Triton's own error, one line
             message = next((line for line in str(exc).strip().splitlines() if line.strip()), type(exc).__name__)

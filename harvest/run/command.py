@@ -13,7 +13,6 @@ nothing else in the extraction is touched.
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -107,7 +106,7 @@ def run_with(target: Path, extraction: Path, *, names: Sequence[str] = (), rtol:
         culprit = first_changed_kernel(work / "inductor-records", work / "edited-records",
                                        runs["edited"].launch_order, names_of, swaps,
                                        (checksums(runs["inductor"]), checksums(runs["edited"])),
-                                       atomic_kernels(wrappers, indices)) if first or failed else ""
+                                       atomic_kernels(manifest, wrappers, indices)) if first or failed else ""
         times = _read_timing(work / "timing.json", device, timing, failed)
     number, directory = _next_run(extraction)
     events = runs["edited"].swap_events
@@ -292,14 +291,11 @@ def first_changed_kernel(before: Path, after: Path, order: dict[int, tuple[str, 
     return ""
 
 
-def atomic_kernels(wrappers: dict[str, str], indices: dict[str, int]) -> frozenset[tuple[int, str]]:
-    """(graph, kernel) of every Triton kernel whose source, as the graph's wrapper holds it, calls tl.atomic_*."""
-    found = set()
-    for graph, wrapper in wrappers.items():
-        for name in set(re.findall(r"^(\w+) = async_compile\.triton\(", wrapper, re.M)):
-            if "tl.atomic_" in kernel_text(wrapper, name) and graph in indices:
-                found.add((indices[graph], name))
-    return frozenset(found)
+def atomic_kernels(manifest: dict, wrappers: dict[str, str], indices: dict[str, int]) -> frozenset[tuple[int, str]]:
+    """(graph, kernel) of every Triton kernel of the extraction whose source, as its graph's wrapper holds it, calls
+    tl.atomic_*."""
+    return frozenset((indices[g["name"]], k["name"]) for g in manifest["graphs"] if g["name"] in indices
+                     for k in g["kernels"] if "tl.atomic_" in kernel_text(wrappers.get(g["name"], ""), k["name"]))
 
 
 def _next_run(extraction: Path) -> tuple[int, Path]:

@@ -54,15 +54,15 @@ def find_axes(facts: ModuleFacts) -> Axes:
                 raise NoTwin("more than one reduction axis")
             axes.reduction_base, axes.reduction_block = name, block
     for stmt in facts.body:
+        if _inside_offset(stmt, axes):
+            continue  # a block offset's statement: the twin computes the offset its own way
         for node in ast.walk(stmt):
-            if _inside_offset(stmt, axes):
-                break  # a block offset's statement: the twin computes the offset its own way
             if isinstance(node, ast.Call) and dotted(node.func) in ("tl.num_programs", "tl.make_block_ptr", "tl.advance",
                                                                        "tl.reshape", "tl.view", "tl.trans", "tl.permute",
                                                                        "tl.dot", "tl.cumsum", "tl.reduce",
                                                                        "tl.sort", "tl.histogram", "tl.gather", "tl.split", "tl.join"):
                 raise NoTwin(f"uses {dotted(node.func)}")
-            if isinstance(node, ast.Call) and dotted(node.func) == "tl.program_id" and not _inside_offset(stmt, axes):
+            if isinstance(node, ast.Call) and dotted(node.func) == "tl.program_id":
                 raise NoTwin(f"uses tl.program_id outside the block-offset pattern: `{ast.unparse(stmt).splitlines()[0][:80]}`"
                               + (" (a mix-order reduction: rows split over programs, partials to a workspace)" if "num_programs" in ast.unparse(stmt) or "RSPLIT" in ast.unparse(stmt) else ""))
     return axes
